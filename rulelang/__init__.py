@@ -1,0 +1,56 @@
+"""rulelang: board-game rules as code, run by a reference interpreter or compiled engines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rulelang.errors import IllegalAction, RulesError, RulesRuntimeError
+from rulelang.runtime import CHANCE, TERMINAL
+
+__version__ = "0.1.0"
+__all__ = ["CHANCE", "TERMINAL", "IllegalAction", "RulesError", "RulesRuntimeError", "load",
+           "load_text", "check_file", "__version__"]
+
+
+def check_text(text: str, filename: str = "<rules>", variant: str | None = None,
+               params: dict | None = None):
+    """Parse and check rules text; returns the checked Program or raises RulesError."""
+    from rulelang.check import check
+    from rulelang.grammar import parse
+
+    return check(parse(text, filename), text, filename, variant, params)
+
+
+def check_file(path: str | Path, variant: str | None = None, params: dict | None = None):
+    return check_text(_read(path), str(path), variant, params)
+
+
+def _read(path: str | Path) -> str:
+    from rulelang.errors import Diagnostic, Span
+
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RulesError([Diagnostic("E000", f"cannot read file: {exc}",
+                                     Span(str(path), 0, 0))]) from None
+
+
+def load_text(text: str, filename: str = "<rules>", variant: str | None = None,
+              params: dict | None = None, backend: str = "interpreter"):
+    """Load rules from text; see load()."""
+    program = check_text(text, filename, variant, params)
+    if backend == "interpreter":
+        from rulelang.interpreter import Game
+
+        return Game(program)
+    if backend == "compiled":
+        from rulelang.codegen import load_compiled
+
+        return load_compiled(program)
+    raise ValueError(f"unknown backend {backend!r} (interpreter or compiled)")
+
+
+def load(path: str | Path, variant: str | None = None, params: dict | None = None,
+         backend: str = "interpreter"):
+    """Load a .rules file as a Game (engine protocol, DESIGN.md section 4)."""
+    return load_text(_read(path), str(path), variant, params, backend)

@@ -1,0 +1,498 @@
+"""AST of a .rules file: small frozen nodes, each with its source span, no logic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rulelang.errors import Span
+
+# eq=False: nodes compare and hash by identity, so the checker can key side tables on them.
+node = dataclass(frozen=True, slots=True, eq=False)
+
+
+# ---- types -------------------------------------------------------------------------------------
+@node
+class TName:
+    span: Span
+    name: str
+
+
+@node
+class TSet:
+    span: Span
+    elem: TypeExpr
+
+
+@node
+class TList:
+    span: Span
+    elem: TypeExpr
+
+
+@node
+class TArray:
+    span: Span
+    elem: TypeExpr
+    index: TypeExpr
+
+
+@node
+class TOpt:
+    span: Span
+    inner: TypeExpr
+
+
+TypeExpr = TName | TSet | TList | TArray | TOpt
+
+
+# ---- expressions -------------------------------------------------------------------------------
+@node
+class IntLit:
+    span: Span
+    value: int
+
+
+@node
+class BoolLit:
+    span: Span
+    value: bool
+
+
+@node
+class NoneLit:
+    span: Span
+
+
+@node
+class Name:
+    span: Span
+    name: str
+
+
+@node
+class CondExpr:
+    span: Span
+    cond: Expr
+    then: Expr
+    orelse: Expr
+
+
+@node
+class BinOp:
+    """Arithmetic, comparison, membership and boolean operators (op is the source spelling)."""
+
+    span: Span
+    op: str
+    left: Expr
+    right: Expr
+
+
+@node
+class Not:
+    span: Span
+    operand: Expr
+
+
+@node
+class Neg:
+    span: Span
+    operand: Expr
+
+
+@node
+class Range:
+    span: Span
+    lo: Expr
+    hi: Expr
+    step: Expr | None
+
+
+@node
+class Index:
+    span: Span
+    obj: Expr
+    index: Expr
+
+
+@node
+class Attr:
+    span: Span
+    obj: Expr
+    name: str
+
+
+@node
+class Call:
+    span: Span
+    name: str
+    args: tuple[Expr, ...]
+
+
+@node
+class Agg:
+    """`func(elem for var in iter if cond)`: sum, min, max, any, all, count, first."""
+
+    span: Span
+    func: str
+    elem: Expr
+    var: str
+    iter: Expr
+    cond: Expr | None
+
+
+@node
+class SortKey:
+    span: Span
+    key: Expr
+    descending: bool
+
+
+@node
+class Sort:
+    span: Span
+    var: str
+    iter: Expr
+    keys: tuple[SortKey, ...]
+
+
+@node
+class ListLit:
+    span: Span
+    items: tuple[Expr, ...]
+
+
+@node
+class SetLit:
+    span: Span
+    items: tuple[Expr, ...]
+
+
+@node
+class Comp:
+    """`[elem for var in iter if cond]` (kind "list") or `{...}` (kind "set")."""
+
+    span: Span
+    kind: str
+    elem: Expr
+    var: str
+    iter: Expr
+    cond: Expr | None
+
+
+Expr = (
+    IntLit | BoolLit | NoneLit | Name | CondExpr | BinOp | Not | Neg | Range | Index | Attr
+    | Call | Agg | Sort | ListLit | SetLit | Comp
+)
+
+
+# ---- statements --------------------------------------------------------------------------------
+@node
+class Block:
+    span: Span
+    stmts: tuple[Stmt, ...]
+
+
+@node
+class LValue:
+    span: Span
+    name: str
+    indices: tuple[Expr, ...]
+
+
+@node
+class Let:
+    span: Span
+    name: str
+    type: TypeExpr | None
+    value: Expr
+
+
+@node
+class Assign:
+    span: Span
+    target: LValue
+    value: Expr
+
+
+@node
+class AugAssign:
+    span: Span
+    target: LValue
+    op: str
+    value: Expr
+
+
+@node
+class Add:
+    span: Span
+    value: Expr
+    target: LValue
+
+
+@node
+class Remove:
+    span: Span
+    value: Expr
+    target: LValue
+
+
+@node
+class Push:
+    span: Span
+    value: Expr
+    target: LValue
+
+
+@node
+class If:
+    span: Span
+    branches: tuple[tuple[Expr, Block], ...]
+    orelse: Block | None
+
+
+@node
+class For:
+    span: Span
+    var: str
+    iter: Expr
+    body: Block
+
+
+@node
+class While:
+    span: Span
+    cond: Expr
+    body: Block
+
+
+@node
+class Return:
+    span: Span
+    value: Expr
+
+
+@node
+class Run:
+    span: Span
+    name: str
+    args: tuple[Expr, ...]
+
+
+@node
+class OParam:
+    span: Span
+    name: str
+    type: TypeExpr
+    domain: Expr | None
+
+
+@node
+class Option:
+    span: Span
+    annotation: str | None
+    name: str
+    params: tuple[OParam, ...]
+    when: Expr | None
+    body: Block
+
+
+@node
+class Choose:
+    span: Span
+    player: Expr
+    secret: bool
+    options: tuple[Option, ...]
+
+
+@node
+class Chance:
+    span: Span
+    name: str
+    var: str
+    type: TypeExpr
+    domain: Expr
+    weight: Expr | None
+    seen_by: Expr | None
+
+
+@node
+class Finish:
+    span: Span
+
+
+@node
+class Break:
+    span: Span
+
+
+@node
+class Fail:
+    span: Span
+    message: str
+
+
+Stmt = (
+    Let | Assign | AugAssign | Add | Remove | Push | If | For | While | Return | Run | Choose
+    | Chance | Finish | Break | Fail
+)
+
+
+# ---- declarations ------------------------------------------------------------------------------
+@node
+class Field:
+    span: Span
+    name: str
+    type: TypeExpr
+
+
+@node
+class GameDecl:
+    span: Span
+    name: str
+
+
+@node
+class PlayersDecl:
+    span: Span
+    lo: int
+    hi: int
+
+
+@node
+class ParamDecl:
+    span: Span
+    name: str
+    type: TypeExpr
+    default: Expr
+
+
+@node
+class Override:
+    span: Span
+    name: str
+    value: Expr
+
+
+@node
+class VariantDecl:
+    span: Span
+    name: str
+    overrides: tuple[Override, ...]
+
+
+@node
+class EnumMember:
+    span: Span
+    name: str
+    args: tuple[Expr, ...]
+
+
+@node
+class EnumDecl:
+    span: Span
+    name: str
+    fields: tuple[Field, ...]
+    members: tuple[EnumMember, ...]
+
+
+@node
+class GridDecl:
+    span: Span
+    name: str
+    col_lo: int
+    col_hi: int
+    row_lo: str
+    row_hi: str
+
+
+@node
+class ConstDecl:
+    span: Span
+    name: str
+    type: TypeExpr
+    value: Expr
+
+
+@node
+class KeyPat:
+    """A table key: kind is "int" (lo), "range" (lo..hi), "from" (lo..), "name", or "any"."""
+
+    span: Span
+    kind: str
+    lo: int | None
+    hi: int | None
+    name: str | None
+
+
+@node
+class TableRow:
+    span: Span
+    keys: tuple[KeyPat, ...]
+    value: Expr
+
+
+@node
+class TableDecl:
+    span: Span
+    name: str
+    params: tuple[Field, ...]
+    ret: TypeExpr
+    rows: tuple[TableRow, ...]
+
+
+@node
+class StateVar:
+    span: Span
+    name: str
+    type: TypeExpr
+    visibility: str
+    init: Expr
+
+
+@node
+class StateDecl:
+    span: Span
+    vars: tuple[StateVar, ...]
+
+
+@node
+class DefDecl:
+    span: Span
+    name: str
+    params: tuple[Field, ...]
+    ret: TypeExpr
+    body: Expr | Block
+
+
+@node
+class PhaseDecl:
+    span: Span
+    name: str
+    params: tuple[Field, ...]
+    body: Block
+
+
+@node
+class FlowDecl:
+    span: Span
+    body: Block
+
+
+@node
+class ScoreDecl:
+    span: Span
+    kind: str  # "score" or "tiebreak"
+    var: str
+    expr: Expr
+
+
+Decl = (
+    GameDecl | PlayersDecl | ParamDecl | VariantDecl | EnumDecl | GridDecl | ConstDecl
+    | TableDecl | StateDecl | DefDecl | PhaseDecl | FlowDecl | ScoreDecl
+)
+
+
+@node
+class Module:
+    span: Span
+    decls: tuple[Decl, ...]

@@ -1,0 +1,1034 @@
+"""Semantic passes: names, types, arity, duplicates, reachability, variants and parameters."""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass, field
+
+from rulelang import ast
+from rulelang import types as T
+from rulelang.errors import Diagnostic, RulesError, Span
+
+PAUSES = (ast.Choose, ast.Chance, ast.Run, ast.Finish)
+AGG_FUNCS = ("sum", "min", "max", "any", "all", "count", "first")
+# name -> (argument kinds, result); argument checks are done in _check_builtin.
+BUILTINS = ("len", "min", "max", "abs", "ceil_div", "round_up", "round_down", "neighbors",
+            "connected", "seats_from", "next_seat", "as_list")
+RESERVED = {"players", "num_players", "int", "bool", "player"} | set(BUILTINS)
+
+
+@dataclass
+class EnumInfo:
+    name: str
+    members: list[str]
+    fields: list[tuple[str, T.Type]]
+    member_args: list[tuple[ast.Expr, ...]]
+    span: Span
+    grid: tuple[int, int, list[str]] | None = None  # (first col, number of cols, row labels)
+
+
+@dataclass
+class Program:
+    """A checked .rules file: the AST plus the side tables both back ends read."""
+
+    filename: str
+    source: str
+    module: ast.Module
+    name: str = ""
+    min_players: int = 1
+    max_players: int = 1
+    variant: str | None = None
+    variants: dict[str, ast.VariantDecl] = field(default_factory=dict)
+    params: dict[str, ast.ParamDecl] = field(default_factory=dict)
+    param_types: dict[str, T.Type] = field(default_factory=dict)
+    param_exprs: dict[str, ast.Expr] = field(default_factory=dict)  # effective (variant applied)
+    param_values: dict[str, object] = field(default_factory=dict)  # -D overrides, typed values
+    enums: dict[str, EnumInfo] = field(default_factory=dict)
+    consts: dict[str, ast.ConstDecl] = field(default_factory=dict)
+    tables: dict[str, ast.TableDecl] = field(default_factory=dict)
+    defs: dict[str, ast.DefDecl] = field(default_factory=dict)
+    phases: dict[str, ast.PhaseDecl] = field(default_factory=dict)
+    state_vars: list[ast.StateVar] = field(default_factory=list)
+    state_types: dict[str, T.Type] = field(default_factory=dict)
+    flow: ast.FlowDecl | None = None
+    score: ast.ScoreDecl | None = None
+    tiebreak: ast.ScoreDecl | None = None
+    types: dict[object, T.Type] = field(default_factory=dict)
+    refs: dict[object, tuple] = field(default_factory=dict)
+    slots: dict[object, str] = field(default_factory=dict)
+    slot_names: dict[str, str] = field(default_factory=dict)
+    slot_types: dict[str, T.Type] = field(default_factory=dict)
+    action_sigs: dict[str, tuple[T.Type, ...]] = field(default_factory=dict)
+    end_actions: frozenset[str] = frozenset()
+
+    field_types: dict[object, T.Type] = field(default_factory=dict)
+
+    def field_type(self, f: ast.Field) -> T.Type:
+        return self.field_types[f]
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class _Local:
+    slot: str
+    type: T.Type
+
+
+class _Scope:
+    def __init__(self, parent: _Scope | None = None) -> None:
+        self.parent = parent
+        self.names: dict[str, _Local] = {}
+
+    def lookup(self, name: str) -> _Local | None:
+        s: _Scope | None = self
+        while s is not None:
+            if name in s.names:
+                return s.names[name]
+            s = s.parent
+        return None
+
+    def all_names(self) -> list[str]:
+        out, s = [], self
+        while s is not None:
+            out.extend(s.names)
+            s = s.parent
+        return out
+
+
+@dataclass
+class _Ctx:
+    pure: bool = False  # inside a def: no state writes, no decisions
+    ret: T.Type | None = None
+    loops: int = 0
+    where: str = "flow"
+
+
+class Checker:
+    def __init__(self, program: Program) -> None:
+        self.p = program
+        self.diags: list[Diagnostic] = []
+        self.global_names: dict[str, Span] = {}
+        self.members: dict[str, list[tuple[str, int]]] = {}
+        self.slot_counter = 0
+        self.runs: dict[str, list[str]] = {}  # phase or "<flow>" -> phases it runs
+
+    # -- diagnostics
+    def error(self, code: str, msg: str, span: Span, *notes: str) -> None:
+        self.diags.append(Diagnostic(code, msg, span, tuple(notes)))
+
+    def undefined(self, what: str, name: str, span: Span, candidates) -> None:
+        close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+        notes = (f"did you mean '{close[0]}'?",) if close else ()
+        self.error("E010", f"undefined {what} '{name}'", span, *notes)
+
+    # -- entry
+    def run(self, variant: str | None, overrides: dict[str, object]) -> Program:
+        p = self.p
+        self.collect()
+        if self.diags:
+            return p
+        self.check_types_of_decls()
+        self.apply_variant(variant, overrides)
+        self.check_consts()
+        self.check_state()
+        for d in p.defs.values():
+            self.check_def(d)
+        for ph in p.phases.values():
+            self.check_phase(ph)
+        if p.flow is not None:
+            scope = _Scope()
+            self.cur_runner = "<flow>"
+            self.check_block(p.flow.body, scope, _Ctx())
+        for sd in (p.score, p.tiebreak):
+            if sd is not None:
+                scope = _Scope()
+                scope.names[sd.var] = self.bind(sd, sd.var, T.PLAYER)
+                self.expect(sd.expr, scope, _Ctx(pure=True), T.INT)
+        self.check_reachability()
+        return p
+
+    # -- pass 1: collect declarations
+    def declare(self, name: str, span: Span) -> bool:
+        if name in RESERVED:
+            self.error("E011", f"'{name}' is a built-in name and cannot be redefined", span)
+            return False
+        if name in self.global_names:
+            prev = self.global_names[name]
+            self.error("E011", f"duplicate definition of '{name}'", span,
+                       f"first defined at {prev}")
+            return False
+        self.global_names[name] = span
+        return True
+
+    def collect(self) -> None:
+        p = self.p
+        seen_game = seen_players = None
+        for d in p.module.decls:
+            if isinstance(d, ast.GameDecl):
+                if seen_game:
+                    self.error("E011", "duplicate 'game' declaration", d.span)
+                seen_game = d
+                p.name = d.name
+            elif isinstance(d, ast.PlayersDecl):
+                if seen_players:
+                    self.error("E011", "duplicate 'players' declaration", d.span)
+                seen_players = d
+                if not 1 <= d.lo <= d.hi <= 64:
+                    self.error("E012", "player counts must satisfy 1 <= min <= max <= 64", d.span)
+                p.min_players, p.max_players = d.lo, d.hi
+            elif isinstance(d, ast.ParamDecl):
+                if self.declare(d.name, d.span):
+                    p.params[d.name] = d
+            elif isinstance(d, ast.VariantDecl):
+                if d.name in p.variants:
+                    self.error("E011", f"duplicate variant '{d.name}'", d.span)
+                p.variants[d.name] = d
+            elif isinstance(d, ast.EnumDecl):
+                if self.declare(d.name, d.span):
+                    self.collect_enum(d)
+            elif isinstance(d, ast.GridDecl):
+                if self.declare(d.name, d.span):
+                    self.collect_grid(d)
+            elif isinstance(d, ast.ConstDecl):
+                if self.declare(d.name, d.span):
+                    p.consts[d.name] = d
+            elif isinstance(d, ast.TableDecl):
+                if self.declare(d.name, d.span):
+                    p.tables[d.name] = d
+            elif isinstance(d, ast.DefDecl):
+                if self.declare(d.name, d.span):
+                    p.defs[d.name] = d
+            elif isinstance(d, ast.PhaseDecl):
+                if self.declare(d.name, d.span):
+                    p.phases[d.name] = d
+            elif isinstance(d, ast.StateDecl):
+                for v in d.vars:
+                    if self.declare(v.name, v.span):
+                        p.state_vars.append(v)
+            elif isinstance(d, ast.FlowDecl):
+                if p.flow is not None:
+                    self.error("E011", "duplicate 'flow' block", d.span)
+                p.flow = d
+            elif isinstance(d, ast.ScoreDecl):
+                slot = "score" if d.kind == "score" else "tiebreak"
+                if getattr(p, slot) is not None:
+                    self.error("E011", f"duplicate '{d.kind}' declaration", d.span)
+                setattr(p, slot, d)
+        top = Span(p.filename, 1, 1)
+        if seen_game is None:
+            self.error("E020", "missing 'game NAME' declaration", top)
+        if seen_players is None:
+            self.error("E020", "missing 'players MIN..MAX' declaration", top)
+        if p.flow is None:
+            self.error("E020", "missing 'flow { ... }' block", top)
+        if p.score is None:
+            self.error("E020", "missing 'score PLAYER => EXPR' declaration", top)
+
+    def collect_enum(self, d: ast.EnumDecl) -> None:
+        names: list[str] = []
+        for m in d.members:
+            if m.name in names:
+                self.error("E011", f"duplicate member '{m.name}' in enum '{d.name}'", m.span)
+            names.append(m.name)
+            self.members.setdefault(m.name, []).append((d.name, len(names) - 1))
+        info = EnumInfo(d.name, names, [], [m.args for m in d.members], d.span)
+        self.p.enums[d.name] = info
+
+    def collect_grid(self, d: ast.GridDecl) -> None:
+        if len(d.row_lo) != 1 or len(d.row_hi) != 1 or not (d.row_lo.isupper()
+                                                             and d.row_hi.isupper()):
+            self.error("E012", "grid rows must be single capital letters, e.g. A..I", d.span)
+            return
+        if d.col_lo > d.col_hi or d.row_lo > d.row_hi or d.col_hi - d.col_lo >= 64:
+            self.error("E012", "empty or oversized grid", d.span)
+            return
+        rows = [chr(c) for c in range(ord(d.row_lo), ord(d.row_hi) + 1)]
+        cols = list(range(d.col_lo, d.col_hi + 1))
+        names = [f"{c}{r}" for r in rows for c in cols]
+        self.p.enums[d.name] = EnumInfo(d.name, names, [], [() for _ in names], d.span,
+                                        grid=(d.col_lo, len(cols), rows))
+
+    # -- types of declarations
+    def resolve_type(self, t: ast.TypeExpr) -> T.Type:
+        if isinstance(t, ast.TName):
+            if t.name == "int":
+                return T.INT
+            if t.name == "bool":
+                return T.BOOL
+            if t.name == "player":
+                return T.PLAYER
+            if t.name in self.p.enums:
+                return T.enum(t.name)
+            self.undefined("type", t.name, t.span,
+                           ["int", "bool", "player", *self.p.enums])
+            return T.ANY
+        if isinstance(t, ast.TSet):
+            e = self.resolve_type(t.elem)
+            if not (T.is_discrete(e) or e.kind == "any"):
+                self.error("E012", f"set elements must be a player, enum or grid type, not {e}",
+                           t.span)
+            return T.set_of(e)
+        if isinstance(t, ast.TList):
+            return T.list_of(self.resolve_type(t.elem))
+        if isinstance(t, ast.TArray):
+            e, i = self.resolve_type(t.elem), self.resolve_type(t.index)
+            if not (i.kind in ("player", "enum") or i.kind == "any"):
+                self.error("E012", f"arrays are indexed by player, an enum or a grid, not {i}",
+                           t.index.span)
+            return T.array_of(e, i)
+        if isinstance(t, ast.TOpt):
+            return T.opt(self.resolve_type(t.inner))
+        raise AssertionError(t)
+
+    def check_types_of_decls(self) -> None:
+        p = self.p
+        for name, d in p.params.items():
+            t = self.resolve_type(d.type)
+            if t.kind not in ("int", "bool", "enum"):
+                self.error("E012", "parameters must be int, bool or an enum", d.type.span)
+            p.param_types[name] = t
+        for info in p.enums.values():
+            if info.grid is not None:
+                continue
+            decl = next(d for d in p.module.decls
+                        if isinstance(d, ast.EnumDecl) and d.name == info.name)
+            info.fields = [(f.name, self.resolve_type(f.type)) for f in decl.fields]
+        for v in p.state_vars:
+            p.state_types[v.name] = self.resolve_type(v.type)
+
+    def apply_variant(self, variant: str | None, overrides: dict[str, object]) -> None:
+        p = self.p
+        p.param_exprs = {n: d.default for n, d in p.params.items()}
+        for vd in p.variants.values():
+            for o in vd.overrides:
+                if o.name not in p.params:
+                    self.undefined("parameter", o.name, o.span, p.params)
+        if variant is not None:
+            if variant not in p.variants:
+                close = difflib.get_close_matches(variant, list(p.variants), n=1)
+                notes = [f"did you mean '{close[0]}'?"] if close else []
+                notes.append("variants: " + (", ".join(p.variants) or "(none)"))
+                self.error("E026", f"unknown variant '{variant}'", Span(p.filename, 1, 1),
+                           *notes)
+            else:
+                p.variant = variant
+                for o in p.variants[variant].overrides:
+                    if o.name in p.params:
+                        p.param_exprs[o.name] = o.value
+        for name, value in overrides.items():
+            if name not in p.params:
+                close = difflib.get_close_matches(name, list(p.params), n=1)
+                notes = [f"did you mean '{close[0]}'?"] if close else []
+                self.error("E018", f"unknown parameter '{name}'", Span("<command line>", 1, 1),
+                           *notes)
+                continue
+            t = p.param_types.get(name, T.ANY)
+            ok = ((t.kind == "int" and isinstance(value, int) and not isinstance(value, bool))
+                  or (t.kind == "bool" and isinstance(value, bool))
+                  or (t.kind == "enum" and isinstance(value, str)
+                      and value in p.enums[t.name].members))
+            if not ok:
+                self.error("E019", f"parameter '{name}' is {t}; {value!r} does not fit",
+                           Span("<command line>", 1, 1))
+                continue
+            if t.kind == "enum":
+                value = p.enums[t.name].members.index(value)
+            p.param_values[name] = value
+
+    def check_consts(self) -> None:
+        p = self.p
+        empty = _Scope()
+        for name in p.params:
+            self.expect(p.param_exprs[name], empty, _Ctx(pure=True), p.param_types[name])
+            self.require_const(p.param_exprs[name])
+        for d in p.consts.values():
+            self.expect(d.value, empty, _Ctx(pure=True), self.resolve_type(d.type))
+            self.require_const(d.value)
+        for info in p.enums.values():
+            for mname, args in zip(info.members, info.member_args):
+                if len(args) != len(info.fields):
+                    span = next((a.span for a in args), info.span)
+                    self.error("E013", f"enum member '{mname}' takes {len(info.fields)} "
+                               f"values, got {len(args)}", span)
+                    continue
+                for a, (_fname, ft) in zip(args, info.fields):
+                    self.expect(a, empty, _Ctx(pure=True), ft)
+                    self.require_const(a)
+        for t in p.tables.values():
+            self.check_table(t)
+
+    def check_table(self, t: ast.TableDecl) -> None:
+        ptypes = [self.resolve_type(f.type) for f in t.params]
+        for f, pt in zip(t.params, ptypes):
+            self.p.field_types[f] = pt
+        ret = self.resolve_type(t.ret)
+        for pt, f in zip(ptypes, t.params):
+            if pt.kind not in ("int", "enum", "bool", "player"):
+                self.error("E012", "table keys must be int, bool, player or an enum", f.span)
+        for row in t.rows:
+            if len(row.keys) != len(t.params):
+                self.error("E013", f"table '{t.name}' has {len(t.params)} keys; this row "
+                           f"gives {len(row.keys)}", row.span)
+                continue
+            for k, pt in zip(row.keys, ptypes):
+                if k.kind == "name":
+                    if pt.kind != "enum" or k.name not in self.p.enums[pt.name].members:
+                        self.error("E012", f"'{k.name}' is not a value of {pt}", k.span)
+                elif k.kind != "any" and pt.kind != "int":
+                    self.error("E012", f"numeric key for a {pt} column", k.span)
+                elif k.kind == "range" and k.lo > k.hi:
+                    self.error("E024", "empty key range", k.span)
+            self.expect(row.value, _Scope(), _Ctx(pure=True), ret)
+            self.require_const(row.value)
+
+    def require_const(self, e: ast.Expr) -> None:
+        bad = self.find_nonconst(e)
+        if bad is not None:
+            self.error("E028", "this must be a constant (literals, parameters, constants, "
+                       "enum values)", bad.span)
+
+    def find_nonconst(self, e) -> ast.Expr | None:
+        if isinstance(e, ast.Name):
+            ref = self.p.refs.get(e)
+            if ref is None or ref[0] in ("param", "const", "member", "enum_all", "local"):
+                return None
+            return e
+        if isinstance(e, ast.Call):
+            ref = self.p.refs.get(e)
+            if ref and ref[0] != "builtin":
+                return e
+        for child in _children(e):
+            bad = self.find_nonconst(child)
+            if bad is not None:
+                return bad
+        return None
+
+    def check_state(self) -> None:
+        p = self.p
+        scope = _Scope()
+        for v in p.state_vars:
+            t = p.state_types[v.name]
+            it = self.infer(v.init, scope, _Ctx(pure=True), t)
+            target = t
+            while not T.compatible(target, it) and target.kind == "array":
+                target = target.elem
+            if not T.compatible(target, it):
+                self.error("E012", f"'{v.name}' is {t}; its initial value is {it}", v.init.span)
+            if v.visibility == "private" and not (t.kind == "array" and t.index == T.PLAYER):
+                self.error("E029", "only per-player arrays (T[player]) can be private", v.span)
+
+    # -- defs and phases
+    def bind(self, node, name: str, t: T.Type) -> _Local:
+        self.slot_counter += 1
+        slot = f"{name}#{self.slot_counter}"
+        self.p.slots[node] = slot
+        self.p.slot_names[slot] = name
+        self.p.slot_types[slot] = t
+        return _Local(slot, t)
+
+    def declare_local(self, scope: _Scope, node, name: str, t: T.Type, span: Span) -> None:
+        if scope.lookup(name) is not None:
+            self.error("E025", f"'{name}' is already a local here; pick another name", span)
+        elif name in self.global_names or name in RESERVED:
+            self.error("E025", f"local '{name}' would hide a global name", span)
+        scope.names[name] = self.bind(node, name, t)
+
+    def check_def(self, d: ast.DefDecl) -> None:
+        scope = _Scope()
+        for f in d.params:
+            self.declare_local(scope, f, f.name, self.resolve_type(f.type), f.span)
+        ret = self.resolve_type(d.ret)
+        ctx = _Ctx(pure=True, ret=ret, where="def")
+        if isinstance(d.body, ast.Block):
+            self.check_block(d.body, scope, ctx)
+            if not _always_returns(d.body):
+                self.error("E021", f"def '{d.name}' can reach its end without 'return'", d.span)
+        else:
+            self.expect(d.body, scope, ctx, ret)
+
+    def check_phase(self, ph: ast.PhaseDecl) -> None:
+        scope = _Scope()
+        for f in ph.params:
+            self.declare_local(scope, f, f.name, self.resolve_type(f.type), f.span)
+        self.cur_runner = ph.name
+        self.check_block(ph.body, scope, _Ctx(where="phase"))
+
+    def check_reachability(self) -> None:
+        seen: set[str] = set()
+        stack = ["<flow>"]
+        while stack:
+            cur = stack.pop()
+            for name in self.runs.get(cur, []):
+                if name not in seen:
+                    seen.add(name)
+                    stack.append(name)
+        for name, ph in self.p.phases.items():
+            if name not in seen:
+                self.error("E017", f"phase '{name}' is never run from the flow", ph.span)
+        # Phases are expanded in place, so a phase may not (indirectly) run itself.
+        state: dict[str, int] = {}
+
+        def visit(n: str, path: list[str]) -> None:
+            state[n] = 1
+            for m in self.runs.get(n, []):
+                if state.get(m) == 1:
+                    self.error("E030", f"phase '{m}' runs itself ({' -> '.join(path + [m])})",
+                               self.p.phases[m].span)
+                elif m not in state:
+                    visit(m, path + [m])
+            state[n] = 2
+
+        visit("<flow>", ["flow"])
+
+    # -- statements
+    def check_block(self, b: ast.Block, scope: _Scope, ctx: _Ctx) -> None:
+        inner = _Scope(scope)
+        for s in b.stmts:
+            self.check_stmt(s, inner, ctx)
+
+    def lvalue(self, lv: ast.LValue, scope: _Scope, ctx: _Ctx) -> T.Type:
+        loc = scope.lookup(lv.name)
+        if loc is not None:
+            self.p.refs[lv] = ("local", loc.slot)
+            t = loc.type
+        elif lv.name in self.p.state_types:
+            if ctx.pure:
+                self.error("E016", f"a def cannot change state ('{lv.name}')", lv.span)
+            self.p.refs[lv] = ("state", lv.name)
+            t = self.p.state_types[lv.name]
+        else:
+            if lv.name in self.global_names:
+                self.error("E015", f"'{lv.name}' cannot be assigned", lv.span)
+            else:
+                self.undefined("variable", lv.name, lv.span,
+                               scope.all_names() + list(self.p.state_types))
+            return T.ANY
+        for ix in lv.indices:
+            t = self.index_type(t, ix, scope, ctx, lv.span)
+        return t
+
+    def index_type(self, t: T.Type, ix: ast.Expr, scope, ctx, span: Span) -> T.Type:
+        t = T.strip(t)
+        if t.kind == "array":
+            self.expect(ix, scope, ctx, t.index)
+            return t.elem
+        if t.kind == "list":
+            self.expect(ix, scope, ctx, T.INT)
+            return t.elem
+        if t.kind != "any":
+            self.error("E012", f"cannot index a value of type {t}", span)
+        self.infer(ix, scope, ctx)
+        return T.ANY
+
+    def check_stmt(self, s, scope: _Scope, ctx: _Ctx) -> None:
+        if ctx.pure and isinstance(s, PAUSES):
+            self.error("E016", "decisions, chance, 'run' and 'finish' are not allowed in a def",
+                       s.span)
+            return
+        if isinstance(s, ast.Let):
+            want = self.resolve_type(s.type) if s.type is not None else None
+            t = self.infer(s.value, scope, ctx, want)
+            if want is not None:
+                if not T.compatible(want, t):
+                    self.error("E012", f"'{s.name}' is {want}; the value is {t}", s.value.span)
+                t = want
+            elif _has_any(t):
+                self.error("E012", f"cannot tell the type of '{s.name}'; write 'let {s.name}: "
+                           "TYPE = ...'", s.span)
+            self.declare_local(scope, s, s.name, t, s.span)
+        elif isinstance(s, ast.Assign):
+            t = self.lvalue(s.target, scope, ctx)
+            self.expect(s.value, scope, ctx, t)
+        elif isinstance(s, ast.AugAssign):
+            t = self.lvalue(s.target, scope, ctx)
+            if not T.compatible(T.INT, t):
+                self.error("E012", f"'{s.op}=' needs an int target, not {t}", s.target.span)
+            self.expect(s.value, scope, ctx, T.INT)
+        elif isinstance(s, (ast.Add, ast.Remove, ast.Push)):
+            t = T.strip(self.lvalue(s.target, scope, ctx))
+            kind = "list" if isinstance(s, ast.Push) else ("set", "list")
+            if t.kind == "any":
+                self.infer(s.value, scope, ctx)
+            elif t.kind not in kind:
+                verb = type(s).__name__.lower()
+                self.error("E012", f"cannot '{verb}' on a value of type {t}", s.target.span)
+                self.infer(s.value, scope, ctx)
+            elif isinstance(s, ast.Add) and t.kind == "list":
+                self.error("E012", "use 'push' to append to a list", s.span)
+            else:
+                self.expect(s.value, scope, ctx, t.elem)
+        elif isinstance(s, ast.If):
+            for cond, body in s.branches:
+                self.expect(cond, scope, ctx, T.BOOL)
+                self.check_block(body, scope, ctx)
+            if s.orelse is not None:
+                self.check_block(s.orelse, scope, ctx)
+        elif isinstance(s, ast.For):
+            et = self.elem_type(s.iter, scope, ctx)
+            inner = _Scope(scope)
+            self.declare_local(inner, s, s.var, et, s.span)
+            self.check_block(s.body, inner, _loop(ctx))
+        elif isinstance(s, ast.While):
+            self.expect(s.cond, scope, ctx, T.BOOL)
+            self.check_block(s.body, scope, _loop(ctx))
+        elif isinstance(s, ast.Return):
+            if ctx.ret is None:
+                self.error("E021", "'return' is only allowed in a def", s.span)
+                self.infer(s.value, scope, ctx)
+            else:
+                self.expect(s.value, scope, ctx, ctx.ret)
+        elif isinstance(s, ast.Break):
+            if ctx.loops == 0:
+                self.error("E022", "'break' outside a loop", s.span)
+        elif isinstance(s, ast.Fail | ast.Finish):
+            pass
+        elif isinstance(s, ast.Run):
+            ph = self.p.phases.get(s.name)
+            if ph is None:
+                self.undefined("phase", s.name, s.span, self.p.phases)
+                for a in s.args:
+                    self.infer(a, scope, ctx)
+                return
+            self.runs.setdefault(self.cur_runner, []).append(s.name)
+            self.p.refs[s] = ("phase", s.name)
+            if len(s.args) != len(ph.params):
+                self.error("E013", f"phase '{s.name}' takes {len(ph.params)} arguments, "
+                           f"got {len(s.args)}", s.span)
+            for a, f in zip(s.args, ph.params):
+                self.expect(a, scope, ctx, self.resolve_type(f.type))
+        elif isinstance(s, ast.Choose):
+            self.check_choose(s, scope, ctx)
+        elif isinstance(s, ast.Chance):
+            vt = self.resolve_type(s.type)
+            if not (T.is_discrete(vt) or vt.kind == "int"):
+                self.error("E023", "a chance outcome must be int, bool, player or an enum",
+                           s.type.span)
+            self.expect(s.domain, scope, ctx, T.list_of(vt) if vt.kind == "int"
+                        else T.Type("any"))
+            et = self.elem_type(s.domain, scope, ctx)
+            if not T.compatible(vt, et):
+                self.error("E012", f"outcomes of '{s.name}' are {vt}; the domain holds {et}",
+                           s.domain.span)
+            self.declare_local(scope, s, s.var, vt, s.span)
+            if s.weight is not None:
+                self.expect(s.weight, scope, ctx, T.INT)
+            if s.seen_by is not None:
+                self.expect(s.seen_by, scope, ctx, T.opt(T.PLAYER))
+            self.register_action(s.name, (vt,), s.span)
+        else:
+            raise AssertionError(s)
+
+    def check_choose(self, s: ast.Choose, scope: _Scope, ctx: _Ctx) -> None:
+        self.expect(s.player, scope, ctx, T.PLAYER)
+        names: set[str] = set()
+        ends = set(self.p.end_actions)
+        for o in s.options:
+            if o.name in names:
+                self.error("E011", f"duplicate option '{o.name}' in this choice", o.span)
+            names.add(o.name)
+            if o.annotation is not None:
+                if o.annotation != "end":
+                    self.error("E031", f"unknown annotation '@{o.annotation}' (known: @end)",
+                               o.span)
+                ends.add(o.name)
+            inner = _Scope(scope)
+            sig = []
+            for prm in o.params:
+                pt = self.resolve_type(prm.type)
+                sig.append(pt)
+                if pt.kind == "int":
+                    if not isinstance(prm.domain, ast.Range):
+                        self.error("E023", f"int parameter '{prm.name}' needs a bounded domain: "
+                                   "'in LO..HI' (optionally 'step N')", prm.span)
+                    else:
+                        self.expect(prm.domain, inner, ctx, T.list_of(T.INT))
+                        self.require_const(prm.domain)
+                elif not T.is_discrete(pt):
+                    self.error("E023", f"action parameters must be int, bool, player or an enum,"
+                               f" not {pt}", prm.span)
+                elif prm.domain is not None:
+                    et = self.elem_type(prm.domain, inner, ctx)
+                    if not T.compatible(pt, et):
+                        self.error("E012", f"'{prm.name}' is {pt}; its domain holds {et}",
+                                   prm.domain.span)
+                self.declare_local(inner, prm, prm.name, pt, prm.span)
+            if o.when is not None:
+                self.expect(o.when, inner, ctx, T.BOOL)
+            self.check_block(o.body, inner, ctx)
+            self.register_action(o.name, tuple(sig), o.span)
+        self.p.end_actions = frozenset(ends)
+
+    def register_action(self, name: str, sig: tuple[T.Type, ...], span: Span) -> None:
+        prev = self.p.action_sigs.get(name)
+        if prev is not None and prev != sig:
+            self.error("E027", f"action '{name}' was declared with parameters "
+                       f"({', '.join(map(str, prev))}); here ({', '.join(map(str, sig))})", span)
+        self.p.action_sigs.setdefault(name, sig)
+
+    # -- expressions
+    def expect(self, e: ast.Expr, scope, ctx, want: T.Type) -> T.Type:
+        got = self.infer(e, scope, ctx, want)
+        if not T.compatible(want, got):
+            self.error("E012", f"expected {want}, found {got}", e.span)
+        return got
+
+    def elem_type(self, e: ast.Expr, scope, ctx) -> T.Type:
+        t = self.types_of(e, scope, ctx)
+        t = T.strip(t)
+        if t.kind in ("set", "list"):
+            return t.elem
+        if t.kind != "any":
+            self.error("E012", f"cannot iterate over a value of type {t}", e.span)
+        return T.ANY
+
+    def types_of(self, e, scope, ctx) -> T.Type:
+        if e in self.p.types:
+            return self.p.types[e]
+        return self.infer(e, scope, ctx)
+
+    def infer(self, e: ast.Expr, scope: _Scope, ctx: _Ctx, want: T.Type | None = None) -> T.Type:
+        t = self._infer(e, scope, ctx, want)
+        self.p.types[e] = t
+        return t
+
+    def _infer(self, e, scope: _Scope, ctx: _Ctx, want: T.Type | None) -> T.Type:
+        if isinstance(e, ast.IntLit):
+            return T.INT
+        if isinstance(e, ast.BoolLit):
+            return T.BOOL
+        if isinstance(e, ast.NoneLit):
+            return T.NONE
+        if isinstance(e, ast.Name):
+            return self.infer_name(e, scope)
+        if isinstance(e, ast.CondExpr):
+            self.expect(e.cond, scope, ctx, T.BOOL)
+            a = self.infer(e.then, scope, ctx, want)
+            b = self.infer(e.orelse, scope, ctx, want)
+            j = T.join(a, b)
+            if j is None:
+                self.error("E012", f"branches have different types: {a} and {b}", e.span)
+                return T.ANY
+            return j
+        if isinstance(e, ast.BinOp):
+            return self.infer_binop(e, scope, ctx, want)
+        if isinstance(e, ast.Not):
+            self.expect(e.operand, scope, ctx, T.BOOL)
+            return T.BOOL
+        if isinstance(e, ast.Neg):
+            self.expect(e.operand, scope, ctx, T.INT)
+            return T.INT
+        if isinstance(e, ast.Range):
+            self.expect(e.lo, scope, ctx, T.INT)
+            self.expect(e.hi, scope, ctx, T.INT)
+            if e.step is not None:
+                self.expect(e.step, scope, ctx, T.INT)
+            return T.list_of(T.INT)
+        if isinstance(e, ast.Index):
+            return self.index_type(self.infer(e.obj, scope, ctx), e.index, scope, ctx, e.span)
+        if isinstance(e, ast.Attr):
+            return self.infer_attr(e, scope, ctx)
+        if isinstance(e, ast.Call):
+            return self.infer_call(e, scope, ctx)
+        if isinstance(e, ast.Agg):
+            return self.infer_agg(e, scope, ctx)
+        if isinstance(e, ast.Sort):
+            et = self.elem_type(e.iter, scope, ctx)
+            inner = _Scope(scope)
+            self.declare_local(inner, e, e.var, et, e.span)
+            for k in e.keys:
+                kt = self.infer(k.key, inner, ctx)
+                if not (T.compatible(T.INT, kt) or T.is_discrete(T.strip(kt))):
+                    self.error("E012", f"sort keys must be int or ordered values, not {kt}",
+                               k.span)
+            return T.list_of(et)
+        if isinstance(e, ast.ListLit | ast.SetLit):
+            kind = "list" if isinstance(e, ast.ListLit) else "set"
+            wanted = want.elem if want is not None and want.kind == kind else None
+            et = wanted or T.ANY
+            for item in e.items:
+                it = self.infer(item, scope, ctx, wanted)
+                j = T.join(et, it)
+                if j is None:
+                    self.error("E012", f"mixed element types {et} and {it}", item.span)
+                else:
+                    et = j
+            if kind == "set" and not (T.is_discrete(T.strip(et)) or et.kind == "any"):
+                self.error("E012", f"set elements must be player, bool or enum values, not {et}",
+                           e.span)
+            return T.Type(kind, elem=et)
+        if isinstance(e, ast.Comp):
+            et = self.elem_type(e.iter, scope, ctx)
+            inner = _Scope(scope)
+            self.declare_local(inner, e, e.var, et, e.span)
+            if e.cond is not None:
+                self.expect(e.cond, inner, ctx, T.BOOL)
+            rt = self.infer(e.elem, inner, ctx)
+            if e.kind == "set" and not T.is_discrete(T.strip(rt)):
+                self.error("E012", f"set elements must be player, bool or enum values, not {rt}",
+                           e.elem.span)
+            return T.Type(e.kind, elem=T.strip(rt) if e.kind == "set" else rt)
+        raise AssertionError(e)
+
+    def infer_name(self, e: ast.Name, scope: _Scope) -> T.Type:
+        p = self.p
+        loc = scope.lookup(e.name)
+        if loc is not None:
+            p.refs[e] = ("local", loc.slot)
+            return loc.type
+        if e.name in p.state_types:
+            p.refs[e] = ("state", e.name)
+            return p.state_types[e.name]
+        if e.name in p.params:
+            p.refs[e] = ("param", e.name)
+            return p.param_types.get(e.name, T.ANY)
+        if e.name in p.consts:
+            p.refs[e] = ("const", e.name)
+            return self.resolve_type(p.consts[e.name].type)
+        if e.name in p.enums:
+            p.refs[e] = ("enum_all", e.name)
+            return T.set_of(T.enum(e.name))
+        if e.name == "players":
+            p.refs[e] = ("players",)
+            return T.list_of(T.PLAYER)
+        if e.name == "num_players":
+            p.refs[e] = ("num_players",)
+            return T.INT
+        if e.name in self.members:
+            found = self.members[e.name]
+            if len(found) > 1:
+                self.error("E010", f"'{e.name}' is a member of several enums; qualify it",
+                           e.span, *(f"write {en}.{e.name}" for en, _ in found))
+                return T.ANY
+            en, idx = found[0]
+            p.refs[e] = ("member", en, idx)
+            return T.enum(en)
+        self.undefined("name", e.name, e.span,
+                       scope.all_names() + list(self.global_names) + list(self.members)
+                       + ["players", "num_players"])
+        return T.ANY
+
+    def infer_attr(self, e: ast.Attr, scope, ctx) -> T.Type:
+        p = self.p
+        if isinstance(e.obj, ast.Name) and e.obj.name in p.enums and scope.lookup(
+                e.obj.name) is None:
+            info = p.enums[e.obj.name]
+            if e.name in info.members:
+                p.refs[e] = ("member", info.name, info.members.index(e.name))
+                return T.enum(info.name)
+            self.undefined(f"member of {info.name}", e.name, e.span, info.members)
+            return T.ANY
+        ot = T.strip(self.infer(e.obj, scope, ctx))
+        if ot.kind == "enum":
+            info = p.enums[ot.name]
+            if info.grid is not None and e.name in ("col", "row"):
+                p.refs[e] = ("cell", e.name)
+                return T.INT
+            names = [f for f, _ in info.fields]
+            if e.name in names:
+                i = names.index(e.name)
+                p.refs[e] = ("field", info.name, i)
+                return info.fields[i][1]
+            self.undefined(f"field of {ot}", e.name, e.span,
+                           names + (["col", "row"] if info.grid else []))
+            return T.ANY
+        if ot.kind != "any":
+            self.error("E012", f"a value of type {ot} has no fields", e.span)
+        return T.ANY
+
+    def infer_binop(self, e: ast.BinOp, scope, ctx, want) -> T.Type:
+        op = e.op
+        if op in ("and", "or"):
+            self.expect(e.left, scope, ctx, T.BOOL)
+            self.expect(e.right, scope, ctx, T.BOOL)
+            return T.BOOL
+        if op in ("in", "not in"):
+            ct = T.strip(self.infer(e.right, scope, ctx))
+            if ct.kind in ("set", "list"):
+                self.expect(e.left, scope, ctx, ct.elem)
+            else:
+                if ct.kind != "any":
+                    self.error("E012", f"'{op}' needs a set or list on the right, not {ct}",
+                               e.right.span)
+                self.infer(e.left, scope, ctx)
+            return T.BOOL
+        if op in ("==", "!="):
+            a = self.infer(e.left, scope, ctx)
+            b = self.infer(e.right, scope, ctx, a)
+            if T.join(a, b) is None:
+                self.error("E012", f"cannot compare {a} with {b}", e.span)
+            return T.BOOL
+        if op in ("<", "<=", ">", ">="):
+            a = T.strip(self.infer(e.left, scope, ctx))
+            b = T.strip(self.infer(e.right, scope, ctx))
+            mixed = a != b and "any" not in (a.kind, b.kind)
+            if mixed or a.kind not in ("int", "player", "enum", "any"):
+                self.error("E012", f"cannot order {a} and {b}", e.span)
+            return T.BOOL
+        # arithmetic: ints; '+' also joins lists and sets, '-' also removes from sets
+        a = T.strip(self.infer(e.left, scope, ctx, want))
+        if a.kind in ("set", "list") and op in ("+", "-"):
+            if a.kind == "list" and op == "-":
+                self.error("E012", "'-' is not defined on lists", e.span)
+            self.expect(e.right, scope, ctx, a)
+            return a
+        if not T.compatible(T.INT, a):
+            self.error("E012", f"'{op}' needs int operands, found {a}", e.left.span)
+        self.expect(e.right, scope, ctx, T.INT)
+        return T.INT
+
+    def infer_call(self, e: ast.Call, scope, ctx) -> T.Type:
+        p = self.p
+        if e.name in p.defs:
+            d = p.defs[e.name]
+            p.refs[e] = ("def", e.name)
+            self.call_args(e, [self.resolve_type(f.type) for f in d.params], scope, ctx)
+            return self.resolve_type(d.ret)
+        if e.name in p.tables:
+            t = p.tables[e.name]
+            p.refs[e] = ("table", e.name)
+            self.call_args(e, [self.resolve_type(f.type) for f in t.params], scope, ctx)
+            return self.resolve_type(t.ret)
+        if e.name in BUILTINS:
+            p.refs[e] = ("builtin", e.name)
+            return self.check_builtin(e, scope, ctx)
+        if e.name in p.phases:
+            self.error("E016", f"'{e.name}' is a phase; start it with 'run {e.name}(...)'",
+                       e.span)
+            return T.ANY
+        self.undefined("function", e.name, e.span,
+                       list(p.defs) + list(p.tables) + list(BUILTINS))
+        for a in e.args:
+            self.infer(a, scope, ctx)
+        return T.ANY
+
+    def call_args(self, e: ast.Call, want: list[T.Type], scope, ctx) -> list[T.Type]:
+        if len(e.args) != len(want):
+            self.error("E013", f"'{e.name}' takes {len(want)} argument"
+                       f"{'s' if len(want) != 1 else ''}, got {len(e.args)}", e.span)
+        got = []
+        for i, a in enumerate(e.args):
+            got.append(self.expect(a, scope, ctx, want[i]) if i < len(want)
+                       else self.infer(a, scope, ctx))
+        return got
+
+    def check_builtin(self, e: ast.Call, scope, ctx) -> T.Type:
+        n = e.name
+        if n == "len":
+            (t,) = self.call_args(e, [T.ANY], scope, ctx) or [T.ANY]
+            if T.strip(t).kind not in ("set", "list", "any"):
+                self.error("E012", f"len() needs a set or list, not {t}", e.span)
+            return T.INT
+        if n in ("min", "max", "ceil_div", "round_up", "round_down"):
+            self.call_args(e, [T.INT, T.INT], scope, ctx)
+            return T.INT
+        if n == "abs":
+            self.call_args(e, [T.INT], scope, ctx)
+            return T.INT
+        if n in ("seats_from",):
+            self.call_args(e, [T.PLAYER], scope, ctx)
+            return T.list_of(T.PLAYER)
+        if n == "next_seat":
+            self.call_args(e, [T.PLAYER], scope, ctx)
+            return T.PLAYER
+        if n == "as_list":
+            got = self.call_args(e, [T.ANY], scope, ctx)
+            t = T.strip(got[0]) if got else T.ANY
+            if t.kind not in ("set", "list", "any"):
+                self.error("E012", f"as_list() needs a set or list, not {t}", e.span)
+                return T.ANY
+            return T.list_of(t.elem) if t.kind != "any" else T.ANY
+        if n in ("neighbors", "connected"):
+            got = self.call_args(e, [T.ANY] * (1 if n == "neighbors" else 2), scope, ctx)
+            ct = T.strip(got[0]) if got else T.ANY
+            if ct.kind != "enum" or self.p.enums[ct.name].grid is None:
+                if ct.kind != "any":
+                    self.error("E012", f"{n}() needs a grid cell, not {ct}", e.span)
+                return T.ANY
+            if n == "neighbors":
+                return T.list_of(ct)
+            if len(got) > 1 and not T.compatible(T.set_of(ct), got[1]):
+                self.error("E012", f"connected() needs a set<{ct}> as second argument",
+                           e.args[1].span)
+            return T.set_of(ct)
+        raise AssertionError(n)
+
+    def infer_agg(self, e: ast.Agg, scope, ctx) -> T.Type:
+        if e.func not in AGG_FUNCS:
+            self.undefined("aggregate", e.func, e.span, AGG_FUNCS)
+            return T.ANY
+        et = self.elem_type(e.iter, scope, ctx)
+        inner = _Scope(scope)
+        self.declare_local(inner, e, e.var, et, e.span)
+        if e.cond is not None:
+            self.expect(e.cond, inner, ctx, T.BOOL)
+        if e.func in ("sum", "min", "max"):
+            self.expect(e.elem, inner, ctx, T.INT)
+            return T.INT
+        if e.func in ("any", "all"):
+            self.expect(e.elem, inner, ctx, T.BOOL)
+            return T.BOOL
+        if e.func == "count":
+            self.expect(e.elem, inner, ctx, T.BOOL)
+            return T.INT
+        return T.opt(self.infer(e.elem, inner, ctx))  # first
+
+
+def _loop(ctx: _Ctx) -> _Ctx:
+    return _Ctx(ctx.pure, ctx.ret, ctx.loops + 1, ctx.where)
+
+
+def _has_any(t: T.Type) -> bool:
+    return t.kind == "any" or any(_has_any(x) for x in (t.elem, t.index) if x is not None)
+
+
+def _always_returns(b: ast.Block) -> bool:
+    for s in b.stmts:
+        if isinstance(s, ast.Return | ast.Fail):
+            return True
+        if isinstance(s, ast.If) and s.orelse is not None and all(
+                _always_returns(body) for _c, body in s.branches) and _always_returns(s.orelse):
+            return True
+    return False
+
+
+def _children(e):
+    """The sub-expressions of an expression node (used by generic walks)."""
+    if isinstance(e, ast.CondExpr):
+        return (e.cond, e.then, e.orelse)
+    if isinstance(e, ast.BinOp):
+        return (e.left, e.right)
+    if isinstance(e, ast.Not | ast.Neg):
+        return (e.operand,)
+    if isinstance(e, ast.Range):
+        return tuple(x for x in (e.lo, e.hi, e.step) if x is not None)
+    if isinstance(e, ast.Index):
+        return (e.obj, e.index)
+    if isinstance(e, ast.Attr):
+        return (e.obj,)
+    if isinstance(e, ast.Call | ast.ListLit | ast.SetLit):
+        return e.args if isinstance(e, ast.Call) else e.items
+    if isinstance(e, ast.Agg | ast.Comp):
+        return tuple(x for x in (e.elem, e.iter, e.cond) if x is not None)
+    if isinstance(e, ast.Sort):
+        return (e.iter, *(k.key for k in e.keys))
+    return ()
+
+
+def check(module: ast.Module, source: str, filename: str, variant: str | None = None,
+          params: dict[str, object] | None = None) -> Program:
+    """Run every semantic pass; raise RulesError with all diagnostics if any fail."""
+    program = Program(filename=filename, source=source, module=module)
+    checker = Checker(program)
+    try:
+        checker.run(variant, dict(params or {}))
+    except RecursionError:
+        checker.error("E001", "input nested too deeply", Span(filename, 1, 1))
+    if checker.diags:
+        diags = sorted(checker.diags, key=lambda d: (d.span.file != filename, d.span.line,
+                                                     d.span.col))
+        raise RulesError(diags, source)
+    return program

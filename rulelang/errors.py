@@ -1,0 +1,70 @@
+"""Diagnostics and the three error classes every back end raises."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A location in a .rules file (1-based line and column)."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int = 0
+    end_col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+NO_SPAN = Span("<builtin>", 0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    message: str
+    span: Span
+    notes: tuple[str, ...] = field(default=())
+
+    def render(self, source: str | None = None) -> str:
+        out = [f"{self.span}: error[{self.code}]: {self.message}"]
+        if source is not None and self.span.line > 0:
+            lines = source.splitlines()
+            if self.span.line <= len(lines):
+                text = lines[self.span.line - 1].expandtabs(1)
+                gutter = f"{self.span.line:>5} | "
+                out.append(gutter + text)
+                out.append(" " * (len(gutter) + max(self.span.col - 1, 0)) + "^")
+        out.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(out)
+
+
+class RulesError(Exception):
+    """A .rules file that cannot be parsed or checked: carries every diagnostic found."""
+
+    def __init__(self, diagnostics: list[Diagnostic], source: str | None = None) -> None:
+        self.diagnostics = list(diagnostics)
+        self.source = source
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        return "\n".join(d.render(self.source) for d in self.diagnostics)
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class IllegalAction(Exception):
+    """An action that is not among the legal actions; the state is left untouched."""
+
+
+class RulesRuntimeError(Exception):
+    """A fault inside the rules (e.g. a table lookup out of range), with its .rules location."""
+
+    def __init__(self, message: str, location: str) -> None:
+        self.message = message
+        self.location = location
+        super().__init__(f"{location}: {message}")

@@ -1,0 +1,495 @@
+"""Parse .rules text with Lark and turn the parse tree into the AST."""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from rulelang import ast
+from rulelang.errors import Diagnostic, RulesError, Span
+
+
+@functools.cache
+def _parser() -> Lark:
+    text = resources.files("rulelang.grammar").joinpath("rules.lark").read_text(encoding="utf-8")
+    return Lark(text, parser="lalr", strict=True, propagate_positions=True,
+                maybe_placeholders=True)
+
+
+def _unescape(literal: str) -> str:
+    body = literal[1:-1]
+    out, i = [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            out.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+class _ToAst(Transformer):
+    def __init__(self, filename: str) -> None:
+        super().__init__()
+        self.filename = filename
+
+    def _span(self, meta) -> Span:
+        if getattr(meta, "empty", True):
+            return Span(self.filename, 0, 0)
+        return Span(self.filename, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _tok(self, tok: Token) -> Span:
+        return Span(self.filename, tok.line, tok.column, tok.end_line or tok.line,
+                    tok.end_column or tok.column)
+
+    # -- declarations
+    @v_args(meta=True)
+    def start(self, meta, items):
+        return ast.Module(self._span(meta), tuple(items))
+
+    @v_args(meta=True)
+    def game_decl(self, meta, c):
+        return ast.GameDecl(self._span(meta), str(c[0]))
+
+    @v_args(meta=True)
+    def players_decl(self, meta, c):
+        return ast.PlayersDecl(self._span(meta), int(c[0]), int(c[1]))
+
+    @v_args(meta=True)
+    def param_decl(self, meta, c):
+        return ast.ParamDecl(self._tok(c[0]), str(c[0]), c[1], c[2])
+
+    @v_args(meta=True)
+    def variant_decl(self, meta, c):
+        return ast.VariantDecl(self._tok(c[0]), str(c[0]), tuple(c[1:]))
+
+    @v_args(meta=True)
+    def override(self, meta, c):
+        return ast.Override(self._tok(c[0]), str(c[0]), c[1])
+
+    @v_args(meta=True)
+    def enum_decl(self, meta, c):
+        fields = c[1] or ()
+        members = tuple(m for m in c[2:] if m is not None)
+        return ast.EnumDecl(self._tok(c[0]), str(c[0]), tuple(fields), members)
+
+    def enum_fields(self, c):
+        return tuple(c)
+
+    @v_args(meta=True)
+    def field(self, meta, c):
+        return ast.Field(self._tok(c[0]), str(c[0]), c[1])
+
+    @v_args(meta=True)
+    def enum_member(self, meta, c):
+        args = tuple(a for a in c[1:] if a is not None)
+        return ast.EnumMember(self._tok(c[0]), str(c[0]), args)
+
+    @v_args(meta=True)
+    def grid_decl(self, meta, c):
+        return ast.GridDecl(self._tok(c[0]), str(c[0]), int(c[1]), int(c[2]), str(c[3]),
+                            str(c[4]))
+
+    @v_args(meta=True)
+    def const_decl(self, meta, c):
+        return ast.ConstDecl(self._tok(c[0]), str(c[0]), c[1], c[2])
+
+    @v_args(meta=True)
+    def table_decl(self, meta, c):
+        name, rest = c[0], c[1:]
+        params = tuple(x for x in rest if isinstance(x, ast.Field))
+        others = [x for x in rest if not isinstance(x, ast.Field) and x is not None]
+        ret, rows = others[0], tuple(others[1:])
+        return ast.TableDecl(self._tok(name), str(name), params, ret, rows)
+
+    @v_args(meta=True)
+    def table_row(self, meta, c):
+        return ast.TableRow(self._span(meta), c[0], c[1])
+
+    def table_key(self, c):
+        return (c[0],)
+
+    def table_key_tuple(self, c):
+        return tuple(c)
+
+    @v_args(meta=True)
+    def key_int(self, meta, c):
+        return ast.KeyPat(self._span(meta), "int", c[0], None, None)
+
+    @v_args(meta=True)
+    def key_range(self, meta, c):
+        return ast.KeyPat(self._span(meta), "range", c[0], c[1], None)
+
+    @v_args(meta=True)
+    def key_from(self, meta, c):
+        return ast.KeyPat(self._span(meta), "from", c[0], None, None)
+
+    @v_args(meta=True)
+    def key_name(self, meta, c):
+        return ast.KeyPat(self._span(meta), "name", None, None, str(c[0]))
+
+    @v_args(meta=True)
+    def key_any(self, meta, c):
+        return ast.KeyPat(self._span(meta), "any", None, None, None)
+
+    def signed_int(self, c):
+        return int(c[0])
+
+    def neg_int(self, c):
+        return -int(c[0])
+
+    @v_args(meta=True)
+    def state_decl(self, meta, c):
+        return ast.StateDecl(self._span(meta), tuple(c))
+
+    @v_args(meta=True)
+    def var_decl(self, meta, c):
+        vis = str(c[2]) if c[2] is not None else "public"
+        return ast.StateVar(self._tok(c[0]), str(c[0]), c[1], vis, c[3])
+
+    def visibility(self, c):
+        return str(c[0])
+
+    def _def(self, c, body):
+        name = c[0]
+        params = tuple(x for x in c[1:-2] if x is not None)
+        return ast.DefDecl(self._tok(name), str(name), params, c[-2], body)
+
+    @v_args(meta=True)
+    def def_expr(self, meta, c):
+        return self._def(c, c[-1])
+
+    @v_args(meta=True)
+    def def_block(self, meta, c):
+        return self._def(c, c[-1])
+
+    @v_args(meta=True)
+    def phase_decl(self, meta, c):
+        params = tuple(x for x in c[1:-1] if x is not None)
+        return ast.PhaseDecl(self._tok(c[0]), str(c[0]), params, c[-1])
+
+    @v_args(meta=True)
+    def flow_decl(self, meta, c):
+        return ast.FlowDecl(self._span(meta), c[0])
+
+    @v_args(meta=True)
+    def score_decl(self, meta, c):
+        return ast.ScoreDecl(self._span(meta), "score", str(c[0]), c[1])
+
+    @v_args(meta=True)
+    def tiebreak_decl(self, meta, c):
+        return ast.ScoreDecl(self._span(meta), "tiebreak", str(c[0]), c[1])
+
+    # -- types
+    @v_args(meta=True)
+    def named_type(self, meta, c):
+        return ast.TName(self._tok(c[0]), str(c[0]))
+
+    @v_args(meta=True)
+    def set_type(self, meta, c):
+        return ast.TSet(self._span(meta), c[0])
+
+    @v_args(meta=True)
+    def list_type(self, meta, c):
+        return ast.TList(self._span(meta), c[0])
+
+    @v_args(meta=True)
+    def array_type(self, meta, c):
+        return ast.TArray(self._span(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def opt_type(self, meta, c):
+        return ast.TOpt(self._span(meta), c[0])
+
+    # -- statements
+    @v_args(meta=True)
+    def block(self, meta, c):
+        return ast.Block(self._span(meta), tuple(c))
+
+    @v_args(meta=True)
+    def let_stmt(self, meta, c):
+        return ast.Let(self._span(meta), str(c[0]), c[1], c[2])
+
+    @v_args(meta=True)
+    def assign_stmt(self, meta, c):
+        return ast.Assign(self._span(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def aug_stmt(self, meta, c):
+        return ast.AugAssign(self._span(meta), c[0], str(c[1])[0], c[2])
+
+    @v_args(meta=True)
+    def add_stmt(self, meta, c):
+        return ast.Add(self._span(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def remove_stmt(self, meta, c):
+        return ast.Remove(self._span(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def push_stmt(self, meta, c):
+        return ast.Push(self._span(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def if_stmt(self, meta, c):
+        branches = [(c[0], c[1])]
+        orelse = None
+        for x in c[2:]:
+            if x is None:
+                continue
+            if isinstance(x, tuple):
+                branches.append(x)
+            else:
+                orelse = x
+        return ast.If(self._span(meta), tuple(branches), orelse)
+
+    def elif_clause(self, c):
+        return (c[0], c[1])
+
+    def else_clause(self, c):
+        return c[0]
+
+    @v_args(meta=True)
+    def for_stmt(self, meta, c):
+        return ast.For(self._span(meta), str(c[0]), c[1], c[2])
+
+    @v_args(meta=True)
+    def while_stmt(self, meta, c):
+        return ast.While(self._span(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def return_stmt(self, meta, c):
+        return ast.Return(self._span(meta), c[0])
+
+    @v_args(meta=True)
+    def run_stmt(self, meta, c):
+        return ast.Run(self._span(meta), str(c[0]), tuple(x for x in c[1:] if x is not None))
+
+    @v_args(meta=True)
+    def choose_stmt(self, meta, c):
+        return ast.Choose(self._span(meta), c[0], c[1] is not None, tuple(c[2:]))
+
+    def secret(self, c):
+        return True
+
+    @v_args(meta=True)
+    def option(self, meta, c):
+        ann, name = c[0], c[1]
+        params = tuple(x for x in c[2:-2] if x is not None)
+        ann_text = str(ann)[1:] if ann is not None else None
+        return ast.Option(self._tok(name), ann_text, str(name), params, c[-2], c[-1])
+
+    @v_args(meta=True)
+    def oparam(self, meta, c):
+        return ast.OParam(self._tok(c[0]), str(c[0]), c[1], c[2])
+
+    @v_args(meta=True)
+    def chance_stmt(self, meta, c):
+        return ast.Chance(self._span(meta), str(c[0]), str(c[1]), c[2], c[3], c[4], c[5])
+
+    def weight_clause(self, c):
+        return c[0]
+
+    def seen_clause(self, c):
+        return c[0]
+
+    @v_args(meta=True)
+    def finish_stmt(self, meta, c):
+        return ast.Finish(self._span(meta))
+
+    @v_args(meta=True)
+    def break_stmt(self, meta, c):
+        return ast.Break(self._span(meta))
+
+    @v_args(meta=True)
+    def fail_stmt(self, meta, c):
+        return ast.Fail(self._span(meta), _unescape(str(c[0])))
+
+    @v_args(meta=True)
+    def lvalue(self, meta, c):
+        return ast.LValue(self._span(meta), str(c[0]), tuple(c[1:]))
+
+    # -- expressions
+    @v_args(meta=True)
+    def cond_expr(self, meta, c):
+        return ast.CondExpr(self._span(meta), c[0], c[1], c[2])
+
+    @v_args(meta=True)
+    def or_op(self, meta, c):
+        return ast.BinOp(self._span(meta), "or", c[0], c[1])
+
+    @v_args(meta=True)
+    def and_op(self, meta, c):
+        return ast.BinOp(self._span(meta), "and", c[0], c[1])
+
+    @v_args(meta=True)
+    def not_op(self, meta, c):
+        return ast.Not(self._span(meta), c[0])
+
+    @v_args(meta=True)
+    def compare(self, meta, c):
+        return ast.BinOp(self._span(meta), str(c[1]), c[0], c[2])
+
+    @v_args(meta=True)
+    def in_op(self, meta, c):
+        return ast.BinOp(self._span(meta), "in", c[0], c[1])
+
+    @v_args(meta=True)
+    def not_in_op(self, meta, c):
+        return ast.BinOp(self._span(meta), "not in", c[0], c[1])
+
+    @v_args(meta=True)
+    def range_op(self, meta, c):
+        return ast.Range(self._span(meta), c[0], c[1], None)
+
+    @v_args(meta=True)
+    def range_step_op(self, meta, c):
+        return ast.Range(self._span(meta), c[0], c[1], c[2])
+
+    @v_args(meta=True)
+    def binop(self, meta, c):
+        return ast.BinOp(self._span(meta), str(c[1]), c[0], c[2])
+
+    @v_args(meta=True)
+    def neg(self, meta, c):
+        return ast.Neg(self._span(meta), c[0])
+
+    @v_args(meta=True)
+    def index(self, meta, c):
+        return ast.Index(self._span(meta), c[0], c[1])
+
+    @v_args(meta=True)
+    def attr(self, meta, c):
+        return ast.Attr(self._span(meta), c[0], str(c[1]))
+
+    @v_args(meta=True)
+    def call(self, meta, c):
+        return ast.Call(self._span(meta), str(c[0]), tuple(x for x in c[1:] if x is not None))
+
+    @v_args(meta=True)
+    def agg(self, meta, c):
+        return ast.Agg(self._span(meta), str(c[0]), c[1], str(c[2]), c[3], c[4])
+
+    @v_args(meta=True)
+    def sort_expr(self, meta, c):
+        return ast.Sort(self._span(meta), str(c[0]), c[1], tuple(c[2:]))
+
+    @v_args(meta=True)
+    def sort_key(self, meta, c):
+        return ast.SortKey(self._span(meta), c[0], c[1] == "desc")
+
+    def order(self, c):
+        return str(c[0])
+
+    @v_args(meta=True)
+    def int_lit(self, meta, c):
+        return ast.IntLit(self._span(meta), int(c[0]))
+
+    @v_args(meta=True)
+    def true_lit(self, meta, c):
+        return ast.BoolLit(self._span(meta), True)
+
+    @v_args(meta=True)
+    def false_lit(self, meta, c):
+        return ast.BoolLit(self._span(meta), False)
+
+    @v_args(meta=True)
+    def none_lit(self, meta, c):
+        return ast.NoneLit(self._span(meta))
+
+    @v_args(meta=True)
+    def name(self, meta, c):
+        return ast.Name(self._span(meta), str(c[0]))
+
+    @v_args(meta=True)
+    def list_lit(self, meta, c):
+        return ast.ListLit(self._span(meta), tuple(x for x in c if x is not None))
+
+    @v_args(meta=True)
+    def set_lit(self, meta, c):
+        return ast.SetLit(self._span(meta), tuple(x for x in c if x is not None))
+
+    @v_args(meta=True)
+    def list_comp(self, meta, c):
+        return ast.Comp(self._span(meta), "list", c[0], str(c[1]), c[2], c[3])
+
+    @v_args(meta=True)
+    def set_comp(self, meta, c):
+        return ast.Comp(self._span(meta), "set", c[0], str(c[1]), c[2], c[3])
+
+
+_TOKEN_NAMES = {
+    "NAME": "a name", "INT": "an integer", "STRING": "a string", "$END": "end of file",
+    "ANNOTATION": "an annotation", "COMPOP": "a comparison", "ADDOP": "'+' or '-'",
+    "MULOP": "'*', '//' or '%'", "AUGOP": "'+=' or '-='",
+}
+
+
+def _describe(parser: Lark, names) -> list[str]:
+    out = set()
+    for n in names:
+        if n in _TOKEN_NAMES:
+            out.add(_TOKEN_NAMES[n])
+            continue
+        try:
+            term = parser.get_terminal(n)
+        except KeyError:
+            out.add(n)
+            continue
+        pat = term.pattern
+        out.add(f"'{pat.value}'" if pat.type == "str" else n.lower())
+    return sorted(out)
+
+
+def parse(text: str, filename: str = "<rules>") -> ast.Module:
+    """Parse .rules source into an AST, raising RulesError with the position on bad syntax."""
+    parser = _parser()
+    try:
+        tree = parser.parse(text)
+    except UnexpectedInput as exc:
+        raise RulesError([_syntax_diagnostic(parser, exc, text, filename)], text) from None
+    except RecursionError:
+        raise RulesError([Diagnostic("E001", "input nested too deeply",
+                                     Span(filename, 1, 1))], text) from None
+    try:
+        return _ToAst(filename).transform(tree)
+    except RecursionError:
+        raise RulesError([Diagnostic("E001", "input nested too deeply",
+                                     Span(filename, 1, 1))], text) from None
+
+
+def _syntax_diagnostic(parser: Lark, exc: UnexpectedInput, text: str, filename: str) -> Diagnostic:
+    line = getattr(exc, "line", 0) or 0
+    col = getattr(exc, "column", 0) or 0
+    if isinstance(exc, UnexpectedToken):
+        tok = exc.token
+        if tok.type == "$END":
+            lines = text.splitlines() or [""]
+            line, col = len(lines), len(lines[-1]) + 1
+            got = "end of file"
+        else:
+            got = f"'{tok}'"
+        expected = _describe(parser, exc.expected)
+        msg = f"unexpected {got}; expected {_join(expected)}"
+    elif isinstance(exc, UnexpectedCharacters):
+        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
+        msg = f"unexpected character {ch!r}"
+    elif isinstance(exc, UnexpectedEOF):
+        lines = text.splitlines() or [""]
+        line, col = len(lines), len(lines[-1]) + 1
+        msg = f"unexpected end of file; expected {_join(_describe(parser, exc.expected))}"
+    else:  # pragma: no cover - lark has no other subclasses today
+        msg = "syntax error"
+    return Diagnostic("E001", msg, Span(filename, max(line, 1), max(col, 1)))
+
+
+def _join(items: list[str]) -> str:
+    if len(items) > 8:
+        items = items[:8] + ["..."]
+    return ", ".join(items) if items else "something else"

@@ -1,0 +1,815 @@
+"""Reference interpreter: walks the checked program; values are immutable, clarity over speed.
+
+Value model (shared with generated engines, which use faster layouts but the same meaning):
+int and bool as Python ints/bools; players and enum/grid members as their index; none as None;
+sets as frozensets (iterated in domain order); lists and arrays as tuples.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from rulelang import ast, runtime
+from rulelang import types as T
+from rulelang.check import Program
+from rulelang.errors import IllegalAction, RulesRuntimeError, Span
+from rulelang.lower import (
+    Bind,
+    ChanceAt,
+    ChooseAt,
+    Exec,
+    FinishAt,
+    IterInit,
+    IterNext,
+    Jump,
+    JumpIfNot,
+    Lowered,
+    SetPhase,
+    lower,
+)
+from rulelang.runtime import CHANCE, TERMINAL
+
+
+def loc(span: Span) -> str:
+    return f"{span.file}:{span.line}:{span.col}"
+
+
+class _Break(Exception):
+    pass
+
+
+class _Return(Exception):
+    def __init__(self, value) -> None:
+        self.value = value
+
+
+class Game:
+    """A loaded rules file (one variant, one set of parameters) ready to start games."""
+
+    backend = "interpreter"
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.lowered: Lowered = lower(program)
+        self.name = program.name
+        self.min_players = program.min_players
+        self.max_players = program.max_players
+        self.variants = list(program.variants)
+        self.variant = program.variant
+        self.source_digest = program.digest
+        self.end_actions = program.end_actions
+        self.neighbors: dict[str, tuple] = {}
+        for info in program.enums.values():
+            if info.grid is not None:
+                _c0, ncols, rows = info.grid
+                self.neighbors[info.name] = runtime.grid_neighbors(ncols, len(rows))
+        ev = _Evaluator(self, None)
+        self.param_values: dict[str, object] = {}
+        for name in program.params:
+            if name in program.param_values:
+                self.param_values[name] = program.param_values[name]
+            else:
+                self.param_values[name] = ev.eval(program.param_exprs[name], {})
+        self.const_values = {n: ev.eval(d.value, {}) for n, d in program.consts.items()}
+        self.enum_fields = {
+            name: [tuple(ev.eval(a, {}) for a in args) for args in info.member_args]
+            for name, info in program.enums.items()}
+        self.table_rows = {}
+        for name, t in program.tables.items():
+            ktypes = [program.field_type(f) for f in t.params]
+            self.table_rows[name] = [
+                (tuple(table_key(program, k, kt) for k, kt in zip(row.keys, ktypes)),
+                 ev.eval(row.value, {}))
+                for row in t.rows]
+        self.params = {n: self.format_value(v, program.param_types[n], raw=True)
+                       for n, v in self.param_values.items()}
+
+    # -- formatting values by type
+    def format_value(self, v, t: T.Type, raw: bool = False):
+        """JSON form of a value of type t."""
+        if v is None:
+            return None
+        t = T.strip(t)
+        k = t.kind
+        if k == "enum":
+            return self.program.enums[t.name].members[v]
+        if k in ("int", "player", "bool", "any"):
+            return v
+        if k == "set":
+            return [self.format_value(x, t.elem) for x in sorted(v)]
+        if k == "list":
+            return [self.format_value(x, t.elem) for x in v]
+        if k == "array":
+            if t.index.kind == "enum":
+                names = self.program.enums[t.index.name].members
+                return {names[i]: self.format_value(x, t.elem) for i, x in enumerate(v)}
+            return [self.format_value(x, t.elem) for x in v]
+        raise AssertionError(t)
+
+    def format_arg(self, v, t: T.Type) -> str:
+        t = T.strip(t)
+        if t.kind == "enum":
+            return self.program.enums[t.name].members[v]
+        if t.kind == "bool":
+            return "true" if v else "false"
+        return str(v)
+
+    def domain(self, t: T.Type, n: int) -> range:
+        t = T.strip(t)
+        if t.kind == "enum":
+            return range(len(self.program.enums[t.name].members))
+        if t.kind == "player":
+            return range(n)
+        if t.kind == "bool":
+            return range(2)
+        raise AssertionError(t)
+
+    def new_game(self, num_players: int) -> State:
+        if not isinstance(num_players, int) or not (
+                self.min_players <= num_players <= self.max_players):
+            raise ValueError(f"{self.name} takes {self.min_players}-{self.max_players} players, "
+                             f"not {num_players}")
+        st = State(self, num_players)
+        ev = _Evaluator(self, st)
+        for v in self.program.state_vars:
+            t = self.program.state_types[v.name]
+            val = ev.eval(v.init, {})
+            st.vars[v.name] = self._broadcast(val, t, self.program.types[v.init], num_players)
+        st._advance()
+        return st
+
+    def _broadcast(self, val, t: T.Type, vt: T.Type, n: int):
+        if t.kind != "array" or T.compatible(t, vt):
+            return val
+        size = len(self.domain(t.index, n))
+        inner = self._broadcast(val, t.elem, vt, n)
+        return tuple(inner for _ in range(size))
+
+
+class State:
+    """One game position. Implements the engine protocol of DESIGN.md section 4."""
+
+    def __init__(self, game: Game, num_players: int) -> None:
+        self.game = game
+        self.num_players = num_players
+        self.vars: dict[str, object] = {}
+        self.frame: dict[str, object] = {}
+        self.pc = 0
+        self.phase: str | None = None
+        self.current_player = 0
+        self.history: list[str] = []
+        self._seen: list[int | None] = []  # per history entry: None public, -1 nobody, p only p
+        self._actions_cache: list | None = None
+
+    # -- protocol
+    def clone(self) -> State:
+        c = State.__new__(State)
+        c.game, c.num_players = self.game, self.num_players
+        c.vars, c.frame = dict(self.vars), dict(self.frame)
+        c.pc, c.phase, c.current_player = self.pc, self.phase, self.current_player
+        c.history, c._seen = list(self.history), list(self._seen)
+        c._actions_cache = self._actions_cache
+        return c
+
+    def is_terminal(self) -> bool:
+        return self.current_player == TERMINAL
+
+    def _choices(self) -> list[tuple]:
+        """(canonical string, binding) pairs for the current decision or chance node."""
+        if self._actions_cache is None:
+            ins = self.game.lowered.code[self.pc]
+            ev = _Evaluator(self.game, self)
+            if isinstance(ins, ChooseAt):
+                self._actions_cache = ev.legal(ins, self.frame)
+            elif isinstance(ins, ChanceAt):
+                self._actions_cache = ev.outcomes(ins, self.frame)
+            else:
+                self._actions_cache = []
+        return self._actions_cache
+
+    def legal_actions(self) -> list[str]:
+        if self.current_player < 0:
+            return []
+        return [c[0] for c in self._choices()]
+
+    def chance_outcomes(self) -> list[tuple[str, Fraction]]:
+        if self.current_player != CHANCE:
+            return []
+        ch = self._choices()
+        total = sum(c[2] for c in ch)
+        return [(c[0], Fraction(c[2], total)) for c in ch]
+
+    def num_choices(self) -> int:
+        return 0 if self.current_player == TERMINAL else len(self._choices())
+
+    def chance_weights(self) -> list[int] | None:
+        if self.current_player != CHANCE:
+            return None
+        ws = [c[2] for c in self._choices()]
+        return None if len(set(ws)) <= 1 else ws
+
+    def apply(self, action: str) -> None:
+        if self.current_player == TERMINAL:
+            raise IllegalAction(f"the game is over; cannot apply {action!r}")
+        names = [c[0] for c in self._choices()]
+        if not isinstance(action, str) or action not in names:
+            legal = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "")
+            raise IllegalAction(f"{action!r} is not legal here; legal: {legal}")
+        self.apply_index(names.index(action))
+
+    def apply_index(self, k: int) -> None:
+        if self.current_player == TERMINAL:
+            raise IllegalAction("the game is over")
+        choices = self._choices()
+        if not isinstance(k, int) or not 0 <= k < len(choices):
+            raise IllegalAction(f"choice index {k!r} out of range 0..{len(choices) - 1}")
+        saved = (dict(self.vars), dict(self.frame), self.pc, self.phase, self.current_player,
+                 len(self.history), self._actions_cache)
+        try:
+            self._apply(choices[k])
+        except BaseException:
+            (self.vars, self.frame, self.pc, self.phase, self.current_player, n,
+             self._actions_cache) = saved
+            del self.history[n:], self._seen[n:]
+            raise
+
+    def _apply(self, choice) -> None:
+        ins = self.game.lowered.code[self.pc]
+        text = choice[0]
+        ev = _Evaluator(self.game, self)
+        if isinstance(ins, ChooseAt):
+            opt_index, binding = choice[1], choice[2]
+            self.frame.update(binding)
+            self.history.append(text)
+            self._seen.append(self.current_player if ins.node.secret else None)
+            self.pc = ins.targets[opt_index]
+        else:
+            slot, value = choice[1]
+            self.frame[slot] = value
+            seen = None
+            if ins.node.seen_by is not None:
+                who = ev.eval(ins.node.seen_by, self.frame)
+                seen = -1 if who is None else who
+            self.history.append(text)
+            self._seen.append(seen)
+            self.pc += 1
+        self._actions_cache = None
+        self._advance()
+
+    def scores(self) -> list[int]:
+        sd = self.game.program.score
+        return [self._score(sd, p) for p in range(self.num_players)]
+
+    def _score(self, sd: ast.ScoreDecl, p: int) -> int:
+        ev = _Evaluator(self.game, self)
+        return ev.eval(sd.expr, {self.game.program.slots[sd]: p})
+
+    def winners(self) -> list[int]:
+        if not self.is_terminal():
+            return []
+        tb = self.game.program.tiebreak
+        keys = [(s, self._score(tb, p) if tb else 0) for p, s in enumerate(self.scores())]
+        best = max(keys)
+        return [p for p, k in enumerate(keys) if k == best]
+
+    # -- serialisation
+    def _json_obj(self, viewer: int | None = None) -> dict:
+        g = self.game
+        prog = g.program
+        out_vars = {}
+        for v in prog.state_vars:
+            t = prog.state_types[v.name]
+            val = g.format_value(self.vars[v.name], t)
+            if viewer is not None:
+                if v.visibility == "hidden":
+                    continue
+                if v.visibility == "private":
+                    val = [x if i == viewer else None for i, x in enumerate(val)]
+            out_vars[v.name] = val
+        obj = {"game": g.name, "phase": self.phase, "current_player": self.current_player,
+               "num_players": self.num_players, "vars": out_vars}
+        if viewer is None:
+            ins = g.lowered.code[self.pc]
+            obj["pc"] = self.pc
+            scope = getattr(ins, "scope", ())
+            obj["locals"] = {prog.slot_names[s]: g.format_value(self.frame.get(s),
+                                                                 prog.slot_types[s])
+                             for s in scope}
+            obj["loops"] = [[list(self.frame[f"$it{k}"]), self.frame[f"$ix{k}"]]
+                            for k in getattr(ins, "loops", ())]
+        return obj
+
+    def to_json(self) -> str:
+        return runtime.canonical_json(self._json_obj())
+
+    def digest(self) -> str:
+        return runtime.digest(self.to_json())
+
+    def observation(self, p: int) -> dict:
+        obj = self._json_obj(viewer=p)
+        obj["player"] = p
+        obj["history"] = [h if s is None or s == p else "?"
+                          for h, s in zip(self.history, self._seen)]
+        if self.current_player == p:
+            obj["legal_actions"] = self.legal_actions()
+        return obj
+
+    # -- running the flow
+    def _advance(self) -> None:
+        code = self.game.lowered.code
+        ev = _Evaluator(self.game, self)
+        frame = self.frame
+        while True:
+            ins = code[self.pc]
+            if isinstance(ins, Exec):
+                try:
+                    ev.exec(ins.stmt, frame)
+                except _Break:  # pragma: no cover - the lowering keeps breaks inside loops
+                    raise
+                self.pc += 1
+            elif isinstance(ins, Bind):
+                frame[ins.slot] = ev.eval(ins.expr, frame)
+                self.pc += 1
+            elif isinstance(ins, Jump):
+                self.pc = ins.target
+            elif isinstance(ins, JumpIfNot):
+                self.pc = self.pc + 1 if ev.eval(ins.cond, frame) else ins.target
+            elif isinstance(ins, IterInit):
+                frame[f"$it{ins.loop}"] = ev.iterate(ins.expr, frame)
+                frame[f"$ix{ins.loop}"] = 0
+                self.pc += 1
+            elif isinstance(ins, IterNext):
+                items, i = frame[f"$it{ins.loop}"], frame[f"$ix{ins.loop}"]
+                if i < len(items):
+                    frame[ins.slot] = items[i]
+                    frame[f"$ix{ins.loop}"] = i + 1
+                    self.pc += 1
+                else:
+                    self.pc = ins.target
+            elif isinstance(ins, SetPhase):
+                self.phase = ins.name
+                self.pc += 1
+            elif isinstance(ins, FinishAt):
+                self.current_player = TERMINAL
+                return
+            elif isinstance(ins, ChooseAt):
+                self.current_player = ev.eval(ins.node.player, frame)
+                if self.current_player is None:
+                    raise RulesRuntimeError("the deciding player is none", loc(ins.node.span))
+                if not self._choices():
+                    raise RulesRuntimeError("no legal action at this decision",
+                                            loc(ins.node.span))
+                return
+            elif isinstance(ins, ChanceAt):
+                self.current_player = CHANCE
+                if not self._choices():
+                    raise RulesRuntimeError(f"chance '{ins.node.name}' has no outcome",
+                                            loc(ins.node.span))
+                return
+            else:  # pragma: no cover
+                raise AssertionError(ins)
+
+
+class _Evaluator:
+    """eval_<Node> for expressions, exec_<Node> for statements."""
+
+    def __init__(self, game: Game, state: State | None) -> None:
+        self.g = game
+        self.p = game.program
+        self.s = state
+
+    # -- decisions and chance
+    def legal(self, ins: ChooseAt, frame: dict) -> list[tuple]:
+        out = []
+        for oi, opt in enumerate(ins.node.options):
+            env = dict(frame)
+            for binding in self._bindings(opt.params, 0, env, {}):
+                if opt.when is None or self.truth(opt.when, {**env, **binding}):
+                    args = ", ".join(self.g.format_arg(binding[self.p.slots[prm]],
+                                                       self.p.slot_types[self.p.slots[prm]])
+                                     for prm in opt.params)
+                    out.append((f"{opt.name}({args})", oi, binding))
+        return out
+
+    def _bindings(self, params, i, env, acc):
+        if i == len(params):
+            yield dict(acc)
+            return
+        prm = params[i]
+        slot = self.p.slots[prm]
+        t = self.p.slot_types[slot]
+        scope = {**env, **acc}
+        if t.kind == "int":
+            values = list(self.iterate(prm.domain, scope))
+        else:
+            dom = self.g.domain(t, self.s.num_players)
+            if prm.domain is not None:
+                allowed = set(self.iterate(prm.domain, scope))
+                values = [v for v in dom if v in allowed]
+            else:
+                values = list(dom)
+        for v in values:
+            acc[slot] = v
+            yield from self._bindings(params, i + 1, env, acc)
+        acc.pop(slot, None)
+
+    def outcomes(self, ins: ChanceAt, frame: dict) -> list[tuple]:
+        node = ins.node
+        slot = self.p.slots[node]
+        t = self.p.slot_types[slot]
+        weights: dict[object, int] = {}
+        for v in self.iterate(node.domain, frame):
+            if node.weight is not None:
+                w = self.eval(node.weight, {**frame, slot: v})
+                if w < 0:
+                    raise RulesRuntimeError("negative chance weight", loc(node.weight.span))
+            else:
+                w = 1
+            weights[v] = weights.get(v, 0) + w
+        return [(f"{node.name}({self.g.format_arg(v, t)})", (slot, v), w)
+                for v, w in weights.items() if w > 0]
+
+    # -- helpers
+    def truth(self, e, env) -> bool:
+        return bool(self.eval(e, env))
+
+    def iterate(self, e, env) -> tuple:
+        v = self.eval(e, env)
+        if v is None:
+            raise RulesRuntimeError("cannot iterate over none", loc(e.span))
+        return tuple(sorted(v)) if isinstance(v, frozenset) else tuple(v)
+
+    def var(self, name: str):
+        if self.s is None:
+            raise RulesRuntimeError(f"state '{name}' is not available here", "<constants>")
+        return self.s.vars[name]
+
+    # -- expressions
+    def eval(self, e, env: dict):
+        return getattr(self, "eval_" + type(e).__name__)(e, env)
+
+    def eval_IntLit(self, e, env):
+        return e.value
+
+    def eval_BoolLit(self, e, env):
+        return e.value
+
+    def eval_NoneLit(self, e, env):
+        return None
+
+    def eval_Name(self, e, env):
+        ref = self.p.refs[e]
+        kind = ref[0]
+        if kind == "local":
+            return env[ref[1]]
+        if kind == "state":
+            return self.var(ref[1])
+        if kind == "param":
+            return self.g.param_values[ref[1]]
+        if kind == "const":
+            return self.g.const_values[ref[1]]
+        if kind == "member":
+            return ref[2]
+        if kind == "enum_all":
+            return frozenset(range(len(self.p.enums[ref[1]].members)))
+        if kind == "players":
+            return tuple(range(self._n(e)))
+        if kind == "num_players":
+            return self._n(e)
+        raise AssertionError(ref)
+
+    def _n(self, e) -> int:
+        if self.s is None:
+            raise RulesRuntimeError("the number of players is not known here", loc(e.span))
+        return self.s.num_players
+
+    def eval_CondExpr(self, e, env):
+        return self.eval(e.then, env) if self.truth(e.cond, env) else self.eval(e.orelse, env)
+
+    def eval_BinOp(self, e, env):
+        op = e.op
+        if op == "and":
+            return self.truth(e.left, env) and self.truth(e.right, env)
+        if op == "or":
+            return self.truth(e.left, env) or self.truth(e.right, env)
+        a = self.eval(e.left, env)
+        b = self.eval(e.right, env)
+        if op == "in":
+            return a in self._coll(b, e.right)
+        if op == "not in":
+            return a not in self._coll(b, e.right)
+        if op == "==":
+            return a == b
+        if op == "!=":
+            return a != b
+        if a is None or b is None:
+            raise RulesRuntimeError(f"'{op}' applied to none", loc(e.span))
+        if op == "<":
+            return a < b
+        if op == "<=":
+            return a <= b
+        if op == ">":
+            return a > b
+        if op == ">=":
+            return a >= b
+        if op == "+":
+            return a | b if isinstance(a, frozenset) else a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            return a * b
+        try:
+            return runtime.floor_div(a, b) if op == "//" else runtime.mod(a, b)
+        except ZeroDivisionError as exc:
+            raise RulesRuntimeError(str(exc), loc(e.span)) from None
+
+    def _coll(self, v, e):
+        if v is None:
+            raise RulesRuntimeError("membership test in none", loc(e.span))
+        return v
+
+    def eval_Not(self, e, env):
+        return not self.truth(e.operand, env)
+
+    def eval_Neg(self, e, env):
+        return -self.eval(e.operand, env)
+
+    def eval_Range(self, e, env):
+        lo, hi = self.eval(e.lo, env), self.eval(e.hi, env)
+        step = self.eval(e.step, env) if e.step is not None else 1
+        if step <= 0:
+            raise RulesRuntimeError("range step must be positive", loc(e.span))
+        return tuple(range(lo, hi + 1, step))
+
+    def eval_Index(self, e, env):
+        obj = self.eval(e.obj, env)
+        ix = self.eval(e.index, env)
+        return self._index(obj, ix, e.span)
+
+    def _index(self, obj, ix, span):
+        if obj is None or ix is None:
+            raise RulesRuntimeError("indexing with or into none", loc(span))
+        if not 0 <= ix < len(obj):
+            raise RulesRuntimeError(f"index {ix} out of range (size {len(obj)})", loc(span))
+        return obj[ix]
+
+    def eval_Attr(self, e, env):
+        ref = self.p.refs[e]
+        if ref[0] == "member":
+            return ref[2]
+        v = self.eval(e.obj, env)
+        if v is None:
+            raise RulesRuntimeError(f"'.{e.name}' of none", loc(e.span))
+        if ref[0] == "cell":
+            info = self.p.enums[T.strip(self.p.types[e.obj]).name]
+            c0, ncols, _rows = info.grid
+            return v % ncols + c0 if ref[1] == "col" else v // ncols
+        return self.g.enum_fields[ref[1]][v][ref[2]]
+
+    def eval_Call(self, e, env):
+        ref = self.p.refs[e]
+        args = [self.eval(a, env) for a in e.args]
+        if ref[0] == "def":
+            d = self.p.defs[ref[1]]
+            local = {self.p.slots[f]: a for f, a in zip(d.params, args)}
+            if isinstance(d.body, ast.Block):
+                try:
+                    self.exec_block(d.body, local)
+                except _Return as r:
+                    return r.value
+                raise AssertionError("checked defs always return")  # pragma: no cover
+            return self.eval(d.body, local)
+        if ref[0] == "table":
+            return self.lookup(ref[1], args, e.span)
+        return self.builtin(e, args)
+
+    def lookup(self, name: str, args: list, span: Span):
+        for keys, value in self.g.table_rows[name]:
+            if all(_key_match(k, a) for k, a in zip(keys, args)):
+                return value
+        shown = ", ".join(map(str, args))
+        raise RulesRuntimeError(f"table '{name}' has no row for ({shown})", loc(span))
+
+    def builtin(self, e, args):
+        n = e.name
+        try:
+            if n == "len":
+                return len(self._coll(args[0], e.args[0]))
+            if n == "min":
+                return min(args)
+            if n == "max":
+                return max(args)
+            if n == "abs":
+                return abs(args[0])
+            if n == "ceil_div":
+                return runtime.ceil_div(*args)
+            if n == "round_up":
+                return runtime.round_up(*args)
+            if n == "round_down":
+                return runtime.round_down(*args)
+        except ZeroDivisionError as exc:
+            raise RulesRuntimeError(str(exc), loc(e.span)) from None
+        except TypeError:
+            raise RulesRuntimeError(f"{n}() applied to none", loc(e.span)) from None
+        if n == "seats_from":
+            return runtime.seats_from(args[0], self._n(e))
+        if n == "next_seat":
+            return (args[0] + 1) % self._n(e)
+        if n == "as_list":
+            v = self._coll(args[0], e.args[0])
+            return tuple(sorted(v)) if isinstance(v, frozenset) else tuple(v)
+        grid = T.strip(self.p.types[e.args[0]]).name
+        if args[0] is None:
+            raise RulesRuntimeError(f"{n}() of none", loc(e.span))
+        nb = self.g.neighbors[grid]
+        if n == "neighbors":
+            return nb[args[0]]
+        if n == "connected":
+            return runtime.connected(args[0], self._coll(args[1], e.args[1]), nb)
+        raise AssertionError(n)
+
+    def eval_Agg(self, e, env):
+        slot = self.p.slots[e]
+        f = e.func
+        items = []
+        for x in self.iterate(e.iter, env):
+            inner = {**env, slot: x}
+            if e.cond is not None and not self.truth(e.cond, inner):
+                continue
+            if f == "count":
+                items.append(1 if self.truth(e.elem, inner) else 0)
+            elif f == "first":
+                return self.eval(e.elem, inner)
+            else:
+                items.append(self.eval(e.elem, inner))
+        if f in ("sum", "count"):
+            return sum(items)
+        if f == "any":
+            return any(items)
+        if f == "all":
+            return all(items)
+        if f == "first":
+            return None
+        if not items:
+            raise RulesRuntimeError(f"{f}() of an empty collection", loc(e.span))
+        return min(items) if f == "min" else max(items)
+
+    def eval_Sort(self, e, env):
+        slot = self.p.slots[e]
+        items = self.iterate(e.iter, env)
+
+        def key(x):
+            inner = {**env, slot: x}
+            out = []
+            for k in e.keys:
+                v = self.eval(k.key, inner)
+                if v is None:
+                    raise RulesRuntimeError("sort key is none", loc(k.span))
+                out.append(-v if k.descending else v)
+            return tuple(out)
+
+        return tuple(sorted(items, key=key))
+
+    def eval_ListLit(self, e, env):
+        return tuple(self.eval(x, env) for x in e.items)
+
+    def eval_SetLit(self, e, env):
+        return frozenset(self.eval(x, env) for x in e.items)
+
+    def eval_Comp(self, e, env):
+        slot = self.p.slots[e]
+        out = []
+        for x in self.iterate(e.iter, env):
+            inner = {**env, slot: x}
+            if e.cond is None or self.truth(e.cond, inner):
+                out.append(self.eval(e.elem, inner))
+        if e.kind == "set":
+            if None in out:
+                raise RulesRuntimeError("a set cannot hold none", loc(e.elem.span))
+            return frozenset(out)
+        return tuple(out)
+
+    # -- statements (no pauses: the lowering handles those)
+    def exec(self, s, env: dict) -> None:
+        getattr(self, "exec_" + type(s).__name__)(s, env)
+
+    def exec_block(self, b: ast.Block, env: dict) -> None:
+        for s in b.stmts:
+            self.exec(s, env)
+
+    def exec_Let(self, s, env):
+        env[self.p.slots[s]] = self.eval(s.value, env)
+
+    def _read_target(self, lv: ast.LValue, env):
+        ref = self.p.refs[lv]
+        return env[ref[1]] if ref[0] == "local" else self.var(ref[1])
+
+    def _write_target(self, lv: ast.LValue, env, fn) -> None:
+        ref = self.p.refs[lv]
+        idx = [self.eval(i, env) for i in lv.indices]
+        root = self._read_target(lv, env)
+        new = self._update(root, idx, fn, lv)
+        if ref[0] == "local":
+            env[ref[1]] = new
+        else:
+            self.s.vars[ref[1]] = new
+
+    def _update(self, container, idx, fn, lv):
+        if not idx:
+            return fn(container)
+        i = idx[0]
+        self._index(container, i, lv.span)
+        items = list(container)
+        items[i] = self._update(container[i], idx[1:], fn, lv)
+        return tuple(items)
+
+    def exec_Assign(self, s, env):
+        v = self.eval(s.value, env)
+        self._write_target(s.target, env, lambda _old: v)
+
+    def exec_AugAssign(self, s, env):
+        v = self.eval(s.value, env)
+
+        def fn(old):
+            if old is None:
+                raise RulesRuntimeError(f"'{s.op}=' on none", loc(s.span))
+            return old + v if s.op == "+" else old - v
+        self._write_target(s.target, env, fn)
+
+    def exec_Add(self, s, env):
+        v = self.eval(s.value, env)
+        if v is None:
+            raise RulesRuntimeError("a set cannot hold none", loc(s.value.span))
+        self._write_target(s.target, env, lambda old: old | {v})
+
+    def exec_Remove(self, s, env):
+        v = self.eval(s.value, env)
+
+        def fn(old):
+            if isinstance(old, frozenset):
+                if v not in old:
+                    raise RulesRuntimeError("removing a value that is not in the set",
+                                            loc(s.span))
+                return old - {v}
+            if v not in old:
+                raise RulesRuntimeError("removing a value that is not in the list", loc(s.span))
+            i = old.index(v)
+            return old[:i] + old[i + 1:]
+        self._write_target(s.target, env, fn)
+
+    def exec_Push(self, s, env):
+        v = self.eval(s.value, env)
+        self._write_target(s.target, env, lambda old: old + (v,))
+
+    def exec_If(self, s, env):
+        for cond, body in s.branches:
+            if self.truth(cond, env):
+                self.exec_block(body, env)
+                return
+        if s.orelse is not None:
+            self.exec_block(s.orelse, env)
+
+    def exec_For(self, s, env):
+        slot = self.p.slots[s]
+        for x in self.iterate(s.iter, env):
+            env[slot] = x
+            try:
+                self.exec_block(s.body, env)
+            except _Break:
+                break
+
+    def exec_While(self, s, env):
+        while self.truth(s.cond, env):
+            try:
+                self.exec_block(s.body, env)
+            except _Break:
+                break
+
+    def exec_Break(self, s, env):
+        raise _Break()
+
+    def exec_Return(self, s, env):
+        raise _Return(self.eval(s.value, env))
+
+    def exec_Fail(self, s, env):
+        raise RulesRuntimeError(s.message, loc(s.span))
+
+
+def _key_match(k: tuple, a) -> bool:
+    kind, lo, hi = k
+    if kind == "any":
+        return True
+    if a is None:
+        return False
+    if kind == "range":
+        return lo <= a <= hi
+    if kind == "from":
+        return a >= lo
+    return a == lo  # "int", and "name" resolved to its member index
+
+
+def table_key(program: Program, k: ast.KeyPat, key_type: T.Type) -> tuple:
+    """A table key pattern as (kind, lo, hi) with enum names resolved to member indexes."""
+    if k.kind == "name":
+        return ("int", program.enums[key_type.name].members.index(k.name), None)
+    return (k.kind, k.lo, k.hi)

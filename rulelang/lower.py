@@ -1,0 +1,203 @@
+"""Lower the flow (with its phases expanded in place) into a flat, resumable instruction list.
+
+Both back ends run this same list, so the program counter, the frame slots and the pause points
+mean the same thing in the interpreter and in generated modules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rulelang import ast
+from rulelang.check import PAUSES, Program
+
+
+@dataclass
+class Exec:
+    stmt: object  # a statement with no pause and no break escaping it
+
+
+@dataclass
+class Bind:
+    slot: str
+    expr: object
+
+
+@dataclass
+class Jump:
+    target: int = -1
+
+
+@dataclass
+class JumpIfNot:
+    cond: object
+    target: int = -1
+
+
+@dataclass
+class IterInit:
+    loop: int
+    expr: object
+
+
+@dataclass
+class IterNext:
+    loop: int
+    slot: str
+    target: int = -1  # where to go when exhausted
+
+
+@dataclass
+class ChooseAt:
+    node: ast.Choose
+    scope: tuple[str, ...]
+    loops: tuple[int, ...]
+    targets: list[int] = field(default_factory=list)
+
+
+@dataclass
+class ChanceAt:
+    node: ast.Chance
+    scope: tuple[str, ...]
+    loops: tuple[int, ...]
+
+
+@dataclass
+class SetPhase:
+    name: str | None
+
+
+@dataclass
+class FinishAt:
+    pass
+
+
+Instr = Exec | Bind | Jump | JumpIfNot | IterInit | IterNext | ChooseAt | ChanceAt | SetPhase \
+    | FinishAt
+
+
+@dataclass
+class Lowered:
+    code: list[Instr]
+    pauses: list[int]  # pcs of ChooseAt / ChanceAt, in order
+    loop_count: int
+
+
+def needs_lowering(s) -> bool:
+    """Whether a statement pauses, ends the game, runs a phase, or breaks out of a flow loop."""
+    return _walk(s, in_loop=False)
+
+
+def _walk(s, in_loop: bool) -> bool:
+    if isinstance(s, PAUSES):
+        return True
+    if isinstance(s, ast.Break):
+        return not in_loop
+    if isinstance(s, ast.If):
+        return any(_walk_block(b, in_loop) for _c, b in s.branches) or (
+            s.orelse is not None and _walk_block(s.orelse, in_loop))
+    if isinstance(s, ast.For | ast.While):
+        return _walk_block(s.body, True) and _pauses(s.body)
+    return False
+
+
+def _walk_block(b: ast.Block, in_loop: bool) -> bool:
+    return any(_walk(s, in_loop) for s in b.stmts)
+
+
+def _pauses(b: ast.Block) -> bool:
+    return any(_walk(s, True) for s in b.stmts)
+
+
+class _Lowerer:
+    def __init__(self, program: Program) -> None:
+        self.p = program
+        self.code: list[Instr] = []
+        self.loops = 0
+
+    def emit(self, ins: Instr) -> Instr:
+        self.code.append(ins)
+        return ins
+
+    def block(self, b: ast.Block, scope: tuple[str, ...], exits: list, loops: tuple[int, ...],
+              phase: str | None) -> None:
+        for s in b.stmts:
+            scope = self.stmt(s, scope, exits, loops, phase)
+
+    def stmt(self, s, scope, exits, loops, phase) -> tuple[str, ...]:
+        p = self.p
+        if not needs_lowering(s):
+            self.emit(Exec(s))
+            if isinstance(s, ast.Let):
+                return scope + (p.slots[s],)
+            return scope
+        if isinstance(s, ast.Break):
+            exits[-1].append(self.emit(Jump()))
+        elif isinstance(s, ast.Finish):
+            self.emit(FinishAt())
+        elif isinstance(s, ast.If):
+            ends = []
+            for cond, body in s.branches:
+                test = self.emit(JumpIfNot(cond))
+                self.block(body, scope, exits, loops, phase)
+                ends.append(self.emit(Jump()))
+                test.target = len(self.code)
+            if s.orelse is not None:
+                self.block(s.orelse, scope, exits, loops, phase)
+            for j in ends:
+                j.target = len(self.code)
+        elif isinstance(s, ast.While):
+            top = len(self.code)
+            test = self.emit(JumpIfNot(s.cond))
+            exits.append([])
+            self.block(s.body, scope, exits, loops, phase)
+            self.emit(Jump(top))
+            test.target = len(self.code)
+            for j in exits.pop():
+                j.target = len(self.code)
+        elif isinstance(s, ast.For):
+            k = self.loops
+            self.loops += 1
+            self.emit(IterInit(k, s.iter))
+            top = len(self.code)
+            nxt = self.emit(IterNext(k, p.slots[s]))
+            exits.append([])
+            self.block(s.body, scope + (p.slots[s],), exits, loops + (k,), phase)
+            self.emit(Jump(top))
+            nxt.target = len(self.code)
+            for j in exits.pop():
+                j.target = len(self.code)
+        elif isinstance(s, ast.Run):
+            ph = p.phases[s.name]
+            self.emit(SetPhase(ph.name))
+            inner = scope
+            for f, a in zip(ph.params, s.args):
+                self.emit(Bind(p.slots[f], a))
+                inner = inner + (p.slots[f],)
+            # A 'break' inside a phase cannot leave it: the checker only allows it in loops.
+            self.block(ph.body, inner, [], loops, ph.name)
+            self.emit(SetPhase(phase))
+        elif isinstance(s, ast.Choose):
+            ch = self.emit(ChooseAt(s, scope, loops))
+            ends = []
+            for o in s.options:
+                ch.targets.append(len(self.code))
+                inner = scope + tuple(p.slots[prm] for prm in o.params)
+                self.block(o.body, inner, exits, loops, phase)
+                ends.append(self.emit(Jump()))
+            for j in ends:
+                j.target = len(self.code)
+        elif isinstance(s, ast.Chance):
+            self.emit(ChanceAt(s, scope, loops))
+            return scope + (p.slots[s],)
+        else:
+            raise AssertionError(s)
+        return scope
+
+
+def lower(program: Program) -> Lowered:
+    lw = _Lowerer(program)
+    lw.block(program.flow.body, (), [], (), None)
+    lw.emit(FinishAt())
+    pauses = [i for i, ins in enumerate(lw.code) if isinstance(ins, ChooseAt | ChanceAt)]
+    return Lowered(lw.code, pauses, lw.loops)

@@ -1,0 +1,106 @@
+"""The type language of rulelang: what the checker infers and both back ends rely on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Type:
+    kind: str  # int bool player enum set list array opt none any
+    name: str = ""  # enum name
+    elem: Type | None = None  # set/list/array element, opt inner
+    index: Type | None = None  # array index
+
+    def __str__(self) -> str:
+        k = self.kind
+        if k == "enum":
+            return self.name
+        if k in ("set", "list"):
+            return f"{k}<{self.elem}>"
+        if k == "array":
+            return f"{self.elem}[{self.index}]"
+        if k == "opt":
+            return f"{self.elem}?"
+        return k
+
+
+INT = Type("int")
+BOOL = Type("bool")
+PLAYER = Type("player")
+NONE = Type("none")
+ANY = Type("any")
+
+
+def enum(name: str) -> Type:
+    return Type("enum", name)
+
+
+def set_of(t: Type) -> Type:
+    return Type("set", elem=t)
+
+
+def list_of(t: Type) -> Type:
+    return Type("list", elem=t)
+
+
+def array_of(elem: Type, index: Type) -> Type:
+    return Type("array", elem=elem, index=index)
+
+
+def opt(t: Type) -> Type:
+    if t.kind in ("opt", "none", "any"):
+        return t
+    return Type("opt", elem=t)
+
+
+def strip(t: Type) -> Type:
+    """The type without its optional marker."""
+    return t.elem if t.kind == "opt" else t
+
+
+def is_discrete(t: Type) -> bool:
+    """Finite, ordered domains: usable as array indexes, set elements and action parameters."""
+    return t.kind in ("player", "enum", "bool")
+
+
+def compatible(want: Type, got: Type) -> bool:
+    """Whether a value of type `got` may be used where `want` is expected.
+
+    Optional values are accepted where their inner type is wanted; using `none` there is a
+    run-time fault reported with the .rules location.
+    """
+    if want == got or want.kind == "any" or got.kind == "any":
+        return True
+    if got.kind == "none":
+        return want.kind == "opt"
+    if want.kind == "opt":
+        return compatible(want.elem, strip(got))
+    if got.kind == "opt":
+        return compatible(want, got.elem)
+    if want.kind == got.kind and want.kind in ("set", "list"):
+        return compatible(want.elem, got.elem)
+    if want.kind == got.kind == "array":
+        return compatible(want.elem, got.elem) and want.index == got.index
+    return False
+
+
+def join(a: Type, b: Type) -> Type | None:
+    """The common type of two branches (None if they have none)."""
+    if a == b:
+        return a
+    if a.kind == "any":
+        return b
+    if b.kind == "any":
+        return a
+    if a.kind == "none":
+        return opt(b)
+    if b.kind == "none":
+        return opt(a)
+    if a.kind == "opt" or b.kind == "opt":
+        inner = join(strip(a), strip(b))
+        return opt(inner) if inner else None
+    if a.kind == b.kind and a.kind in ("set", "list"):
+        inner = join(a.elem, b.elem)
+        return Type(a.kind, elem=inner) if inner else None
+    return None

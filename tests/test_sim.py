@@ -1,0 +1,551 @@
+"""Simulator and CLI tests against a small fake engine, independent of the language core."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from rulelang import sim
+from rulelang.cli import cli, parse_value
+
+try:
+    from rulelang.errors import Diagnostic, IllegalAction, RulesError, Span
+except ImportError:  # the core is optional for these tests
+    Diagnostic = RulesError = Span = None  # type: ignore[assignment,misc]
+
+    class IllegalAction(Exception):  # type: ignore[no-redef]
+        pass
+
+
+REPO = Path(__file__).resolve().parent.parent
+ACQUIRE = REPO / "rules" / "acquire.rules"
+
+# ---------------------------------------------------------------------------- fake engine
+# Each round every player picks a number 1..3 in turn (picks hidden until the die), then a
+# die is rolled: a player whose pick equals (die - 1) % 3 + 1 scores 10 plus the pick.
+# Player 0 may declare the end from round 2 on when allow_end is set.
+
+FAKE_PARAMS = {"rounds": 2, "allow_end": False, "fault": False}
+FAKE_VARIANTS = ["loaded", "rigged"]
+WEIGHTS = {"loaded": [1, 1, 1, 1, 1, 5], "rigged": [0, 0, 0, 0, 0, 1]}
+
+
+class TwoArgError(Exception):
+    """Like RulesRuntimeError: its pickled args cannot rebuild it."""
+
+    def __init__(self, message: str, location: str) -> None:
+        super().__init__(f"{location}: {message}")
+
+
+class FakeGame:
+    name = "Fake"
+    min_players = 2
+    max_players = 3
+    variants = FAKE_VARIANTS
+    end_actions = frozenset({"declare_end"})
+
+    def __init__(self, text: str, variant: str | None, params: dict[str, Any]) -> None:
+        self.source_digest = hashlib.sha256(text.encode()).hexdigest()
+        self.variant = variant
+        self.params = params
+
+    def new_game(self, num_players: int) -> FakeState:
+        if not self.min_players <= num_players <= self.max_players:
+            raise ValueError(f"Fake takes 2 to 3 players, not {num_players}")
+        return FakeState(self, num_players)
+
+
+class FakeState:
+    def __init__(self, game: FakeGame, num_players: int) -> None:
+        self.game = game
+        self.num_players = num_players
+        self.round = 1
+        self.picks: list[int] = []
+        self.score = [0] * num_players
+        self.ended = False
+        self.history: list[str] = []
+
+    @property
+    def current_player(self) -> int:
+        if self.ended or self.round > self.game.params["rounds"]:
+            return sim.TERMINAL
+        if len(self.picks) == self.num_players:
+            return sim.CHANCE
+        return len(self.picks)
+
+    def is_terminal(self) -> bool:
+        return self.current_player == sim.TERMINAL
+
+    def legal_actions(self) -> list[str]:
+        if self.current_player < 0:
+            return []
+        acts = [f"pick({n})" for n in (1, 2, 3)]
+        if self.game.params["allow_end"] and self.round >= 2 and self.current_player == 0:
+            acts.append("declare_end()")
+        return acts
+
+    def chance_weights(self) -> list[int] | None:
+        return WEIGHTS.get(self.game.variant)  # type: ignore[arg-type]
+
+    def chance_outcomes(self) -> list[tuple[str, Fraction]]:
+        w = self.chance_weights() or [1] * 6
+        return [(f"roll({d})", Fraction(w[d - 1], sum(w))) for d in range(1, 7)]
+
+    def num_choices(self) -> int:
+        if self.current_player == sim.CHANCE:
+            return 6
+        return len(self.legal_actions())
+
+    def _choices(self) -> list[str]:
+        if self.current_player == sim.CHANCE:
+            return [a for a, p in self.chance_outcomes() if p > 0]
+        return self.legal_actions()
+
+    def apply(self, action: str) -> None:
+        if action not in self._choices():
+            raise IllegalAction(f"{action!r} is not legal now")
+        self.history.append(action)
+        arg = action[action.index("(") + 1 : -1]
+        if action.startswith("declare_end"):
+            self.ended = True
+        elif action.startswith("pick"):
+            self.picks.append(int(arg))
+        else:
+            if self.game.params["fault"]:
+                raise TwoArgError("die table has no entry", "fake.rules:3:1")
+            target = (int(arg) - 1) % 3 + 1
+            for p, pick in enumerate(self.picks):
+                if pick == target:
+                    self.score[p] += 10 + pick
+            self.picks = []
+            self.round += 1
+
+    def apply_index(self, k: int) -> None:
+        if self.current_player == sim.CHANCE:
+            self.apply(self.chance_outcomes()[k][0])
+        else:
+            self.apply(self.legal_actions()[k])
+
+    def scores(self) -> list[int]:
+        return list(self.score)
+
+    def winners(self) -> list[int]:
+        best = max(self.score)
+        return [p for p, s in enumerate(self.score) if s == best]
+
+    def observation(self, p: int) -> dict[str, Any]:
+        return {
+            "round": self.round,
+            "you": p,
+            "my_pick": self._my_pick(p),
+            "scores": self.score,
+            "picked": len(self.picks),
+        }
+
+    def _my_pick(self, p: int) -> int | None:
+        return self.picks[p] if p < len(self.picks) else None
+
+    def to_json(self) -> str:
+        data = {"round": self.round, "picks": self.picks, "score": self.score, "ended": self.ended}
+        return json.dumps(data, sort_keys=True)
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+    def clone(self) -> FakeState:
+        other = FakeState(self.game, self.num_players)
+        other.__dict__.update(
+            round=self.round,
+            picks=list(self.picks),
+            score=list(self.score),
+            ended=self.ended,
+            history=list(self.history),
+        )
+        return other
+
+
+def fake_load(
+    path: Any,
+    variant: str | None = None,
+    params: dict[str, Any] | None = None,
+    backend: str = "interpreter",
+) -> FakeGame:
+    """Stands in for rulelang.load; top level so worker processes can unpickle it."""
+    text = Path(path).read_text(encoding="utf-8")
+    if "syntax error" in text:
+        if RulesError is None:
+            raise ValueError(f"{path}:1:1: syntax error")
+        raise RulesError([Diagnostic("E001", "syntax error", Span(str(path), 1, 1))], text)
+    if variant is not None and variant not in FAKE_VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}")
+    effective = dict(FAKE_PARAMS)
+    for name, value in (params or {}).items():
+        if name not in effective:
+            raise ValueError(f"unknown parameter {name!r}")
+        effective[name] = value
+    return FakeGame(text, variant, effective)
+
+
+@pytest.fixture
+def fake_file(tmp_path: Path) -> Path:
+    path = tmp_path / "fake.rules"
+    path.write_text("game Fake\n", encoding="utf-8")
+    return path
+
+
+def run_cli(args: list[str], input: str | None = None) -> Any:
+    return CliRunner().invoke(cli, [str(a) for a in args], obj={"loader": fake_load}, input=input)
+
+
+def deterministic(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if k != "timing"}
+
+
+# ---------------------------------------------------------------------------- driver
+
+
+class ScriptedRng:
+    """An RNG stand-in that returns preset randrange values and checks the bound asked for."""
+
+    def __init__(self, *draws: tuple[int, int]) -> None:
+        self.draws = list(draws)
+
+    def randrange(self, n: int) -> int:
+        bound, value = self.draws.pop(0)
+        assert n == bound
+        return value
+
+
+def test_game_seed_is_sha256_prefix_and_stable() -> None:
+    expected = int.from_bytes(hashlib.sha256(b"7:3").digest()[:8], "big")
+    assert sim.game_seed(7, 3) == expected
+    seeds = {sim.game_seed(0, i) for i in range(1000)}
+    assert len(seeds) == 1000
+    assert all(0 <= s < 2**64 for s in seeds)
+
+
+def test_weighted_index_maps_every_draw_exactly() -> None:
+    weights = [0, 3, 1, 0, 2]
+    expected = [1, 1, 1, 2, 4, 4]
+    for r, k in enumerate(expected):
+        assert sim.weighted_index(ScriptedRng((6, r)), weights) == k
+
+
+def test_weighted_index_frequencies_and_errors() -> None:
+    rng = random.Random(1)
+    counts = [0, 0, 0]
+    for _ in range(4000):
+        counts[sim.weighted_index(rng, [1, 0, 3])] += 1
+    assert counts[1] == 0
+    assert 850 < counts[0] < 1150
+    with pytest.raises(ValueError):
+        sim.weighted_index(rng, [0, 0])
+    with pytest.raises(ValueError):
+        sim.weighted_index(rng, [])
+
+
+def test_wilson_interval_known_values() -> None:
+    low, high = sim.wilson_interval(50, 100)
+    assert (round(low, 4), round(high, 4)) == (0.4038, 0.5962)
+    low, high = sim.wilson_interval(0, 10)
+    assert low == 0.0 and round(high, 4) == 0.2775
+    low, high = sim.wilson_interval(2.5, 10)  # fractional wins from ties
+    assert 0.0 < low < 0.25 < high < 1.0
+    assert sim.wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_play_random_game_is_deterministic(fake_file: Path) -> None:
+    game = fake_load(fake_file)
+    first = sim.play_random_game(game, 2, seed=42, record=True)
+    again = sim.play_random_game(game, 2, seed=42, record=True)
+    assert first == again
+    assert first.decisions == 4 and first.chance_events == 2
+    histories = {
+        tuple(sim.play_random_game(game, 2, seed=s, record=True).record["actions"])
+        for s in range(20)
+    }
+    assert len(histories) > 1
+
+
+def test_record_replays_to_same_digests(fake_file: Path) -> None:
+    game = fake_load(fake_file, params={"rounds": 4})
+    res = sim.play_random_game(game, 3, seed=5, record=True, file="x.rules", params={"rounds": 4})
+    rec = res.record
+    assert rec is not None
+    assert rec["rulelang_record"] == 1 and rec["file"] == "x.rules"
+    assert rec["params"] == {"rounds": 4} and rec["players"] == 3 and rec["seed"] == 5
+    assert len(rec["actions"]) == len(rec["digests"]) == res.decisions + res.chance_events
+    state = game.new_game(3)
+    for action, digest in zip(rec["actions"], rec["digests"], strict=True):
+        state.apply(action)
+        assert state.digest() == digest
+    assert rec["scores"] == state.scores() and rec["winners"] == state.winners()
+
+
+def test_end_action_is_taken_first_without_consuming_randomness() -> None:
+    class Stub:
+        def legal_actions(self) -> list[str]:
+            return ["pick(1)", "declare_end()", "declare_end_now()", "declare_end(2)"]
+
+        def num_choices(self) -> int:
+            return 4
+
+    # No draws scripted: any rng use would fail.
+    assert sim.pick_random_action(ScriptedRng(), Stub(), {"declare_end"}) == 1
+    assert sim.pick_random_action(ScriptedRng((4, 3)), Stub(), set()) == 3
+
+
+def test_end_declaration_ends_random_games(fake_file: Path) -> None:
+    game = fake_load(fake_file, params={"rounds": 10, "allow_end": True})
+    res = sim.play_random_game(game, 2, seed=3, record=True)
+    # Round 1: two picks and a roll; round 2: player 0 declares the end at once.
+    assert res.record["actions"][-1] == "declare_end()"
+    assert res.decisions == 3 and res.chance_events == 1
+
+
+def test_weighted_chance_uses_weights(fake_file: Path) -> None:
+    game = fake_load(fake_file, variant="rigged", params={"rounds": 5})
+    res = sim.play_random_game(game, 2, seed=11, record=True)
+    rolls = [a for a in res.record["actions"] if a.startswith("roll")]
+    assert rolls == ["roll(6)"] * 5
+
+
+def test_simulate_summary_shape(fake_file: Path) -> None:
+    calls: list[tuple[int, int]] = []
+    summary = sim.simulate(
+        fake_file, 2, 50, seed=1, loader=fake_load, progress=lambda d, t: calls.append((d, t))
+    )
+    assert summary["games"] == 50 and summary["players"] == 2
+    assert calls[0] == (0, 50) and calls[-1] == (50, 50)
+    assert sum(seat["wins"] for seat in summary["seats"]) == pytest.approx(50)
+    assert summary["length"] == {"mean": 4.0, "stdev": 0.0, "min": 4, "max": 4}
+    for seat in summary["seats"]:
+        low, high = seat["win_ci95"]
+        assert low <= seat["win_rate"] <= high
+        assert 0 <= seat["score"]["min"] <= seat["score"]["mean"] <= seat["score"]["max"]
+    assert summary["timing"]["games_per_sec"] > 0
+    json.dumps(summary)
+
+
+def test_simulate_same_results_for_any_jobs(fake_file: Path, tmp_path: Path) -> None:
+    kwargs = dict(variant="loaded", params={"rounds": 3}, loader=fake_load)
+    one = sim.simulate(fake_file, 3, 40, seed=9, jobs=1, records_dir=tmp_path / "r1", **kwargs)
+    two = sim.simulate(fake_file, 3, 40, seed=9, jobs=2, records_dir=tmp_path / "r2", **kwargs)
+    assert deterministic(one) == deterministic(two)
+    assert two["timing"]["jobs"] == 2
+    files1 = sorted(p.name for p in (tmp_path / "r1").iterdir())
+    assert len(files1) == 40
+    for name in files1:
+        assert (tmp_path / "r1" / name).read_text() == (tmp_path / "r2" / name).read_text()
+    other = sim.simulate(fake_file, 3, 40, seed=10, **kwargs)
+    assert deterministic(other) != deterministic(one)
+
+
+def test_simulate_rejects_bad_requests(fake_file: Path) -> None:
+    with pytest.raises(ValueError, match="2 to 3 players"):
+        sim.simulate(fake_file, 5, 3, seed=0, loader=fake_load)
+    with pytest.raises(ValueError, match="jobs"):
+        sim.simulate(fake_file, 2, 3, seed=0, jobs=0, loader=fake_load)
+
+
+def test_worker_errors_cross_the_process_boundary(fake_file: Path) -> None:
+    with pytest.raises(ValueError, match="unknown parameter"):
+        sim.simulate(fake_file, 2, 4, seed=0, jobs=2, params={"nope": 1}, loader=fake_load)
+
+
+def test_unpicklable_worker_error_becomes_simulation_error(fake_file: Path) -> None:
+    with pytest.raises(TwoArgError) as local:
+        sim.simulate(fake_file, 2, 4, seed=0, params={"fault": True}, loader=fake_load)
+    assert "in simulated game 0 (seed" in local.value.__notes__[0]
+    with pytest.raises(sim.SimulationError, match="TwoArgError: fake.rules:3:1") as remote:
+        sim.simulate(fake_file, 2, 4, seed=0, jobs=2, params={"fault": True}, loader=fake_load)
+    assert "in simulated game" in remote.value.__notes__[0]
+
+
+# ---------------------------------------------------------------------------- CLI
+
+
+def test_parse_value() -> None:
+    assert parse_value("42") == 42 and parse_value("-3") == -3
+    assert parse_value("true") is True and parse_value("False") is False
+    assert parse_value("benelux") == "benelux"
+
+
+def test_cli_check_ok_and_failure(fake_file: Path, tmp_path: Path) -> None:
+    ok = run_cli(["check", fake_file])
+    assert ok.exit_code == 0
+    assert ok.stdout.strip() == f"ok: {fake_file} (game Fake, 2 variants)"
+    bad = tmp_path / "bad.rules"
+    bad.write_text("syntax error here\n", encoding="utf-8")
+    res = run_cli(["check", fake_file, bad, tmp_path / "missing.rules"])
+    assert res.exit_code == 1
+    assert "syntax error" in res.stderr
+    assert "missing.rules" in res.stderr
+    assert "Traceback" not in res.output + res.stderr
+
+
+def test_cli_simulate_table_and_json(fake_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "summary.json"
+    res = run_cli(
+        [
+            "simulate",
+            fake_file,
+            "--players",
+            "2",
+            "--games",
+            "30",
+            "--seed",
+            "4",
+            "-D",
+            "rounds=3",
+            "-D",
+            "allow_end=false",
+            "--json",
+            out,
+        ]
+    )
+    assert res.exit_code == 0, res.output + res.stderr
+    assert "games/s" in res.stdout and "95% interval" in res.stdout
+    summary = json.loads(out.read_text())
+    assert summary["params"] == {"rounds": 3, "allow_end": False}
+    expected = sim.simulate(
+        fake_file, 2, 30, seed=4, params={"rounds": 3, "allow_end": False}, loader=fake_load
+    )
+    assert deterministic(summary) == json.loads(json.dumps(deterministic(expected)))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--players", "7"], "2 to 3 players"),
+        (["--players", "2", "-D", "nonsense"], "name=value"),
+        (["--players", "2", "-D", "unknown=1"], "unknown parameter"),
+        (["--players", "2", "--variant", "nope"], "unknown variant"),
+    ],
+)
+def test_cli_simulate_errors_are_clean(fake_file: Path, args: list[str], message: str) -> None:
+    res = run_cli(["simulate", fake_file, "--games", "2", *args])
+    assert res.exit_code == 2
+    assert message in res.stderr
+    assert isinstance(res.exception, SystemExit)
+    assert "Traceback" not in res.stderr
+
+
+@pytest.mark.skipif(RulesError is None, reason="rulelang.errors not available")
+def test_cli_simulate_rules_error_is_clean(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.rules"
+    bad.write_text("syntax error\n", encoding="utf-8")
+    res = run_cli(["simulate", bad, "--players", "2"])
+    assert res.exit_code == 2
+    assert "error[E001]: syntax error" in res.stderr
+    assert "^" in res.stderr
+
+
+def test_cli_replay_checks_digests(fake_file: Path, tmp_path: Path) -> None:
+    records = tmp_path / "records"
+    res = run_cli(
+        [
+            "simulate",
+            fake_file,
+            "-p",
+            "3",
+            "-n",
+            "3",
+            "--records",
+            records,
+            "--variant",
+            "loaded",
+            "-D",
+            "rounds=3",
+        ]
+    )
+    assert res.exit_code == 0, res.stderr
+    record = records / "game-000001.json"
+    good = run_cli(["replay", fake_file, record])
+    assert good.exit_code == 0, good.stderr
+    assert "replayed 12 actions; 12 digests match" in good.stdout
+    assert good.stderr == ""
+
+    rec = json.loads(record.read_text())
+    rec["digests"][5] = "0" * 64
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(rec))
+    res = run_cli(["replay", fake_file, tampered])
+    assert res.exit_code == 1
+    assert "step 5" in res.stderr
+
+    rec = json.loads(record.read_text())
+    rec["rules_digest"] = "f" * 64
+    tampered.write_text(json.dumps(rec))
+    res = run_cli(["replay", fake_file, tampered])
+    assert res.exit_code == 0
+    assert "warning" in res.stderr
+
+    tampered.write_text("{not json")
+    res = run_cli(["replay", fake_file, tampered])
+    assert res.exit_code == 2 and "not valid JSON" in res.stderr
+
+
+def test_cli_play_human_against_random(fake_file: Path, tmp_path: Path) -> None:
+    record = tmp_path / "game.json"
+    # Round 1 by number, round 2 by canonical string, with one bad answer in between.
+    res = run_cli(
+        ["play", fake_file, "--players", "human,random", "--seed", "3", "--record", record],
+        input="2\nbogus\n9\npick(3)\n",
+    )
+    assert res.exit_code == 0, res.output + res.stderr
+    assert "not legal now" in res.stderr and "no action numbered 9" in res.stderr
+    assert "game over" in res.stdout and "winners:" in res.stdout
+    rec = json.loads(record.read_text())
+    assert rec["actions"][0] == "pick(2)" and rec["actions"][3] == "pick(3)"
+    assert run_cli(["replay", fake_file, record]).exit_code == 0
+
+
+def test_cli_play_handles_eof(fake_file: Path) -> None:
+    res = run_cli(["play", fake_file, "--players", "random,human", "--seed", "1"], input="")
+    assert res.exit_code == 1
+    assert "abandoned" in res.stderr
+    assert isinstance(res.exception, SystemExit)
+
+
+def test_cli_play_rejects_bad_seat_list(fake_file: Path) -> None:
+    res = run_cli(["play", fake_file, "--players", "human,robot"])
+    assert res.exit_code == 2
+    assert "human/random" in res.stderr
+
+
+# ---------------------------------------------------------------------------- real rules
+
+
+@pytest.mark.skipif(not ACQUIRE.exists(), reason="rules/acquire.rules not written yet")
+def test_real_acquire_check_and_simulate(tmp_path: Path) -> None:
+    runner = CliRunner()
+    res = runner.invoke(cli, ["check", str(ACQUIRE)])
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.startswith(f"ok: {ACQUIRE}")
+    records = tmp_path / "records"
+    res = runner.invoke(
+        cli,
+        [
+            "simulate",
+            str(ACQUIRE),
+            "--players",
+            "4",
+            "--games",
+            "2",
+            "--seed",
+            "1",
+            "--records",
+            str(records),
+        ],
+    )
+    assert res.exit_code == 0, res.output + res.stderr
+    res = runner.invoke(cli, ["replay", str(ACQUIRE), str(records / "game-000000.json")])
+    assert res.exit_code == 0, res.output + res.stderr
