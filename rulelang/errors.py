@@ -53,6 +53,9 @@ class RulesError(Exception):
     def render(self) -> str:
         return "\n".join(d.render(self.source) for d in self.diagnostics)
 
+    def __reduce__(self):
+        return (RulesError, (self.diagnostics, self.source))
+
     def __str__(self) -> str:
         return self.render()
 
@@ -68,3 +71,6 @@ class RulesRuntimeError(Exception):
         self.message = message
         self.location = location
         super().__init__(f"{location}: {message}")
+
+    def __reduce__(self):
+        return (RulesRuntimeError, (self.message, self.location))

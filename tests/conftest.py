@@ -14,3 +14,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip_slow)
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RULES = os.path.join(ROOT, "rules")
+
+BACKENDS = ["interpreter", "compiled"]
+
+
+def _compiled_available() -> bool:
+    try:
+        import rulelang.codegen  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Runs a behavioural test once per back end (the compiled one once it exists)."""
+    if request.param == "compiled" and not _compiled_available():
+        pytest.skip("compiled back end not built yet")
+    return request.param
+
+
+@pytest.fixture
+def load_rules(backend: str):
+    """load_rules("acquire", variant=None, params=None) -> Game on the current back end."""
+    import rulelang
+
+    def _load(name: str, variant: str | None = None, params: dict | None = None):
+        return rulelang.load(os.path.join(RULES, f"{name}.rules"), variant=variant,
+                             params=params, backend=backend)
+
+    return _load

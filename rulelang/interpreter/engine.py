@@ -106,6 +106,29 @@ class Game:
             return [self.format_value(x, t.elem) for x in v]
         raise AssertionError(t)
 
+    def parse_value(self, j, t: T.Type):
+        """Inverse of format_value: a JSON form back to the internal value."""
+        if j is None:
+            return None
+        t = T.strip(t)
+        k = t.kind
+        if k == "enum":
+            return self.program.enums[t.name].members.index(j)
+        if k == "bool":
+            return bool(j)
+        if k in ("int", "player", "any"):
+            return int(j)
+        if k == "set":
+            return frozenset(self.parse_value(x, t.elem) for x in j)
+        if k == "list":
+            return tuple(self.parse_value(x, t.elem) for x in j)
+        if k == "array":
+            if t.index.kind == "enum":
+                names = self.program.enums[t.index.name].members
+                return tuple(self.parse_value(j[n], t.elem) for n in names)
+            return tuple(self.parse_value(x, t.elem) for x in j)
+        raise AssertionError(t)
+
     def format_arg(self, v, t: T.Type) -> str:
         t = T.strip(t)
         if t.kind == "enum":
@@ -301,6 +324,20 @@ class State:
 
     def to_json(self) -> str:
         return runtime.canonical_json(self._json_obj())
+
+    def set_vars(self, values: dict) -> None:
+        """Overwrite state variables from their JSON form (scenario set-up for tests and
+        designers); the pending decision stays where it is and its legal actions are redone."""
+        prog = self.game.program
+        for name, j in values.items():
+            if name not in prog.state_types:
+                raise KeyError(f"no state variable {name!r}")
+            self.vars[name] = self.game.parse_value(j, prog.state_types[name])
+        self._actions_cache = None
+
+    def get_var(self, name: str):
+        """A state variable in its JSON form."""
+        return self.game.format_value(self.vars[name], self.game.program.state_types[name])
 
     def digest(self) -> str:
         return runtime.digest(self.to_json())
