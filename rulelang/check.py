@@ -63,6 +63,7 @@ class Program:
     end_actions: frozenset[str] = frozenset()
 
     field_types: dict[object, T.Type] = field(default_factory=dict)
+    def_ret: dict[str, T.Type] = field(default_factory=dict)
 
     def field_type(self, f: ast.Field) -> T.Type:
         return self.field_types[f]
@@ -268,7 +269,7 @@ class Checker:
             return T.ANY
         if isinstance(t, ast.TSet):
             e = self.resolve_type(t.elem)
-            if not (T.is_discrete(e) or e.kind == "any"):
+            if e.kind not in ("player", "enum", "any"):
                 self.error("E012", f"set elements must be a player, enum or grid type, not {e}",
                            t.span)
             return T.set_of(e)
@@ -442,6 +443,7 @@ class Checker:
         for f in d.params:
             self.declare_local(scope, f, f.name, self.resolve_type(f.type), f.span)
         ret = self.resolve_type(d.ret)
+        self.p.def_ret[d.name] = ret
         ctx = _Ctx(pure=True, ret=ret, where="def")
         if isinstance(d.body, ast.Block):
             self.check_block(d.body, scope, ctx)
@@ -509,6 +511,7 @@ class Checker:
             return T.ANY
         for ix in lv.indices:
             t = self.index_type(t, ix, scope, ctx, lv.span)
+        self.p.types[lv] = t
         return t
 
     def index_type(self, t: T.Type, ix: ast.Expr, scope, ctx, span: Span) -> T.Type:

@@ -81,6 +81,7 @@ class Lowered:
     code: list[Instr]
     pauses: list[int]  # pcs of ChooseAt / ChanceAt, in order
     loop_count: int
+    loop_elem: dict[int, object]  # loop id -> element type of the collection it walks
 
 
 def needs_lowering(s) -> bool:
@@ -97,7 +98,7 @@ def _walk(s, in_loop: bool) -> bool:
         return any(_walk_block(b, in_loop) for _c, b in s.branches) or (
             s.orelse is not None and _walk_block(s.orelse, in_loop))
     if isinstance(s, ast.For | ast.While):
-        return _walk_block(s.body, True) and _pauses(s.body)
+        return _walk_block(s.body, True)
     return False
 
 
@@ -105,15 +106,12 @@ def _walk_block(b: ast.Block, in_loop: bool) -> bool:
     return any(_walk(s, in_loop) for s in b.stmts)
 
 
-def _pauses(b: ast.Block) -> bool:
-    return any(_walk(s, True) for s in b.stmts)
-
-
 class _Lowerer:
     def __init__(self, program: Program) -> None:
         self.p = program
         self.code: list[Instr] = []
         self.loops = 0
+        self.loop_elem: dict[int, object] = {}
 
     def emit(self, ins: Instr) -> Instr:
         self.code.append(ins)
@@ -158,6 +156,7 @@ class _Lowerer:
         elif isinstance(s, ast.For):
             k = self.loops
             self.loops += 1
+            self.loop_elem[k] = p.slot_types[p.slots[s]]
             self.emit(IterInit(k, s.iter))
             top = len(self.code)
             nxt = self.emit(IterNext(k, p.slots[s]))
@@ -200,4 +199,4 @@ def lower(program: Program) -> Lowered:
     lw.block(program.flow.body, (), [], (), None)
     lw.emit(FinishAt())
     pauses = [i for i, ins in enumerate(lw.code) if isinstance(ins, ChooseAt | ChanceAt)]
-    return Lowered(lw.code, pauses, lw.loops)
+    return Lowered(lw.code, pauses, lw.loops, lw.loop_elem)

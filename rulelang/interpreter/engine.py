@@ -39,8 +39,9 @@ class _Break(Exception):
 
 
 class _Return(Exception):
-    def __init__(self, value) -> None:
+    def __init__(self, value, node) -> None:
         self.value = value
+        self.node = node
 
 
 class Game:
@@ -144,7 +145,7 @@ class Game:
         if t.kind == "player":
             return range(n)
         if t.kind == "bool":
-            return range(2)
+            return (False, True)
         raise AssertionError(t)
 
     def new_game(self, num_players: int) -> State:
@@ -318,7 +319,8 @@ class State:
             obj["locals"] = {prog.slot_names[s]: g.format_value(self.frame.get(s),
                                                                  prog.slot_types[s])
                              for s in scope}
-            obj["loops"] = [[list(self.frame[f"$it{k}"]), self.frame[f"$ix{k}"]]
+            obj["loops"] = [[[g.format_value(x, g.lowered.loop_elem[k])
+                              for x in self.frame[f"$it{k}"]], self.frame[f"$ix{k}"]]
                             for k in getattr(ins, "loops", ())]
         return obj
 
@@ -365,7 +367,7 @@ class State:
                     raise
                 self.pc += 1
             elif isinstance(ins, Bind):
-                frame[ins.slot] = ev.eval(ins.expr, frame)
+                frame[ins.slot] = ev.conv(ins.expr, frame, self.game.program.slot_types[ins.slot])
                 self.pc += 1
             elif isinstance(ins, Jump):
                 self.pc = ins.target
@@ -390,9 +392,7 @@ class State:
                 self.current_player = TERMINAL
                 return
             elif isinstance(ins, ChooseAt):
-                self.current_player = ev.eval(ins.node.player, frame)
-                if self.current_player is None:
-                    raise RulesRuntimeError("the deciding player is none", loc(ins.node.span))
+                self.current_player = ev.nn(ins.node.player, frame)
                 if not self._choices():
                     raise RulesRuntimeError("no legal action at this decision",
                                             loc(ins.node.span))
@@ -457,7 +457,7 @@ class _Evaluator:
         weights: dict[object, int] = {}
         for v in self.iterate(node.domain, frame):
             if node.weight is not None:
-                w = self.eval(node.weight, {**frame, slot: v})
+                w = self.nn(node.weight, {**frame, slot: v})
                 if w < 0:
                     raise RulesRuntimeError("negative chance weight", loc(node.weight.span))
             else:
@@ -467,13 +467,26 @@ class _Evaluator:
                 for v, w in weights.items() if w > 0]
 
     # -- helpers
+    # Every place where `none` cannot stand is checked with nn/conv, at the span of the
+    # expression that produced it; generated engines check exactly the same places.
+    def nn(self, e, env):
+        v = self.eval(e, env)
+        if v is None:
+            raise RulesRuntimeError("value is none", loc(e.span))
+        return v
+
+    def conv(self, e, env, want: T.Type):
+        """e's value where a value of type `want` is expected (none only if want allows it)."""
+        v = self.eval(e, env)
+        if v is None and want.kind not in ("opt", "none", "any"):
+            raise RulesRuntimeError("value is none", loc(e.span))
+        return v
+
     def truth(self, e, env) -> bool:
         return bool(self.eval(e, env))
 
     def iterate(self, e, env) -> tuple:
-        v = self.eval(e, env)
-        if v is None:
-            raise RulesRuntimeError("cannot iterate over none", loc(e.span))
+        v = self.nn(e, env)
         return tuple(sorted(v)) if isinstance(v, frozenset) else tuple(v)
 
     def var(self, name: str):
@@ -529,18 +542,17 @@ class _Evaluator:
             return self.truth(e.left, env) and self.truth(e.right, env)
         if op == "or":
             return self.truth(e.left, env) or self.truth(e.right, env)
-        a = self.eval(e.left, env)
-        b = self.eval(e.right, env)
-        if op == "in":
-            return a in self._coll(b, e.right)
-        if op == "not in":
-            return a not in self._coll(b, e.right)
-        if op == "==":
-            return a == b
-        if op == "!=":
-            return a != b
-        if a is None or b is None:
-            raise RulesRuntimeError(f"'{op}' applied to none", loc(e.span))
+        if op in ("in", "not in"):
+            is_set = T.strip(self.p.types[e.right]).kind == "set"
+            a = self.nn(e.left, env) if is_set else self.eval(e.left, env)
+            b = self.nn(e.right, env)
+            return (a in b) if op == "in" else (a not in b)
+        if op in ("==", "!="):
+            a = self.eval(e.left, env)
+            b = self.eval(e.right, env)
+            return a == b if op == "==" else a != b
+        a = self.nn(e.left, env)
+        b = self.nn(e.right, env)
         if op == "<":
             return a < b
         if op == "<=":
@@ -560,32 +572,25 @@ class _Evaluator:
         except ZeroDivisionError as exc:
             raise RulesRuntimeError(str(exc), loc(e.span)) from None
 
-    def _coll(self, v, e):
-        if v is None:
-            raise RulesRuntimeError("membership test in none", loc(e.span))
-        return v
-
     def eval_Not(self, e, env):
         return not self.truth(e.operand, env)
 
     def eval_Neg(self, e, env):
-        return -self.eval(e.operand, env)
+        return -self.nn(e.operand, env)
 
     def eval_Range(self, e, env):
-        lo, hi = self.eval(e.lo, env), self.eval(e.hi, env)
-        step = self.eval(e.step, env) if e.step is not None else 1
+        lo, hi = self.nn(e.lo, env), self.nn(e.hi, env)
+        step = self.nn(e.step, env) if e.step is not None else 1
         if step <= 0:
             raise RulesRuntimeError("range step must be positive", loc(e.span))
         return tuple(range(lo, hi + 1, step))
 
     def eval_Index(self, e, env):
-        obj = self.eval(e.obj, env)
-        ix = self.eval(e.index, env)
+        obj = self.nn(e.obj, env)
+        ix = self.nn(e.index, env)
         return self._index(obj, ix, e.span)
 
     def _index(self, obj, ix, span):
-        if obj is None or ix is None:
-            raise RulesRuntimeError("indexing with or into none", loc(span))
         if not 0 <= ix < len(obj):
             raise RulesRuntimeError(f"index {ix} out of range (size {len(obj)})", loc(span))
         return obj[ix]
@@ -594,9 +599,7 @@ class _Evaluator:
         ref = self.p.refs[e]
         if ref[0] == "member":
             return ref[2]
-        v = self.eval(e.obj, env)
-        if v is None:
-            raise RulesRuntimeError(f"'.{e.name}' of none", loc(e.span))
+        v = self.nn(e.obj, env)
         if ref[0] == "cell":
             info = self.p.enums[T.strip(self.p.types[e.obj]).name]
             c0, ncols, _rows = info.grid
@@ -605,17 +608,21 @@ class _Evaluator:
 
     def eval_Call(self, e, env):
         ref = self.p.refs[e]
-        args = [self.eval(a, env) for a in e.args]
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
+            args = [self.conv(a, env, self.p.slot_types[self.p.slots[f]])
+                    for a, f in zip(e.args, d.params)]
             local = {self.p.slots[f]: a for f, a in zip(d.params, args)}
             if isinstance(d.body, ast.Block):
                 try:
                     self.exec_block(d.body, local)
                 except _Return as r:
+                    if r.value is None and self.p.def_ret[d.name].kind not in ("opt", "any"):
+                        raise RulesRuntimeError("value is none", loc(r.node.value.span)) from None
                     return r.value
                 raise AssertionError("checked defs always return")  # pragma: no cover
-            return self.eval(d.body, local)
+            return self.conv(d.body, local, self.p.def_ret[d.name])
+        args = [self.nn(a, env) for a in e.args]
         if ref[0] == "table":
             return self.lookup(ref[1], args, e.span)
         return self.builtin(e, args)
@@ -631,7 +638,7 @@ class _Evaluator:
         n = e.name
         try:
             if n == "len":
-                return len(self._coll(args[0], e.args[0]))
+                return len(args[0])
             if n == "min":
                 return min(args)
             if n == "max":
@@ -646,23 +653,19 @@ class _Evaluator:
                 return runtime.round_down(*args)
         except ZeroDivisionError as exc:
             raise RulesRuntimeError(str(exc), loc(e.span)) from None
-        except TypeError:
-            raise RulesRuntimeError(f"{n}() applied to none", loc(e.span)) from None
         if n == "seats_from":
             return runtime.seats_from(args[0], self._n(e))
         if n == "next_seat":
             return (args[0] + 1) % self._n(e)
         if n == "as_list":
-            v = self._coll(args[0], e.args[0])
+            v = args[0]
             return tuple(sorted(v)) if isinstance(v, frozenset) else tuple(v)
         grid = T.strip(self.p.types[e.args[0]]).name
-        if args[0] is None:
-            raise RulesRuntimeError(f"{n}() of none", loc(e.span))
         nb = self.g.neighbors[grid]
         if n == "neighbors":
             return nb[args[0]]
         if n == "connected":
-            return runtime.connected(args[0], self._coll(args[1], e.args[1]), nb)
+            return runtime.connected(args[0], args[1], nb)
         raise AssertionError(n)
 
     def eval_Agg(self, e, env):
@@ -673,13 +676,15 @@ class _Evaluator:
             inner = {**env, slot: x}
             if e.cond is not None and not self.truth(e.cond, inner):
                 continue
-            if f == "count":
-                items.append(1 if self.truth(e.elem, inner) else 0)
+            if f in ("count", "any", "all"):
+                items.append(self.truth(e.elem, inner))
             elif f == "first":
                 return self.eval(e.elem, inner)
             else:
-                items.append(self.eval(e.elem, inner))
-        if f in ("sum", "count"):
+                items.append(self.nn(e.elem, inner))
+        if f == "count":
+            return sum(1 for x in items if x)
+        if f == "sum":
             return sum(items)
         if f == "any":
             return any(items)
@@ -699,9 +704,7 @@ class _Evaluator:
             inner = {**env, slot: x}
             out = []
             for k in e.keys:
-                v = self.eval(k.key, inner)
-                if v is None:
-                    raise RulesRuntimeError("sort key is none", loc(k.span))
+                v = self.nn(k.key, inner)
                 out.append(-v if k.descending else v)
             return tuple(out)
 
@@ -711,7 +714,10 @@ class _Evaluator:
         return tuple(self.eval(x, env) for x in e.items)
 
     def eval_SetLit(self, e, env):
-        return frozenset(self.eval(x, env) for x in e.items)
+        items = [self.eval(x, env) for x in e.items]
+        if None in items:
+            raise RulesRuntimeError("a set cannot hold none", loc(e.span))
+        return frozenset(items)
 
     def eval_Comp(self, e, env):
         slot = self.p.slots[e]
@@ -735,7 +741,8 @@ class _Evaluator:
             self.exec(s, env)
 
     def exec_Let(self, s, env):
-        env[self.p.slots[s]] = self.eval(s.value, env)
+        slot = self.p.slots[s]
+        env[slot] = self.conv(s.value, env, self.p.slot_types[slot])
 
     def _read_target(self, lv: ast.LValue, env):
         ref = self.p.refs[lv]
@@ -743,7 +750,7 @@ class _Evaluator:
 
     def _write_target(self, lv: ast.LValue, env, fn) -> None:
         ref = self.p.refs[lv]
-        idx = [self.eval(i, env) for i in lv.indices]
+        idx = [self.nn(i, env) for i in lv.indices]
         root = self._read_target(lv, env)
         new = self._update(root, idx, fn, lv)
         if ref[0] == "local":
@@ -761,15 +768,15 @@ class _Evaluator:
         return tuple(items)
 
     def exec_Assign(self, s, env):
-        v = self.eval(s.value, env)
+        v = self.conv(s.value, env, self.p.types[s.target])
         self._write_target(s.target, env, lambda _old: v)
 
     def exec_AugAssign(self, s, env):
-        v = self.eval(s.value, env)
+        v = self.nn(s.value, env)
 
         def fn(old):
             if old is None:
-                raise RulesRuntimeError(f"'{s.op}=' on none", loc(s.span))
+                raise RulesRuntimeError("value is none", loc(s.target.span))
             return old + v if s.op == "+" else old - v
         self._write_target(s.target, env, fn)
 
@@ -780,7 +787,8 @@ class _Evaluator:
         self._write_target(s.target, env, lambda old: old | {v})
 
     def exec_Remove(self, s, env):
-        v = self.eval(s.value, env)
+        is_set = T.strip(self.p.types[s.target]).kind == "set"
+        v = self.nn(s.value, env) if is_set else self.eval(s.value, env)
 
         def fn(old):
             if isinstance(old, frozenset):
@@ -795,7 +803,7 @@ class _Evaluator:
         self._write_target(s.target, env, fn)
 
     def exec_Push(self, s, env):
-        v = self.eval(s.value, env)
+        v = self.conv(s.value, env, T.strip(self.p.types[s.target]).elem)
         self._write_target(s.target, env, lambda old: old + (v,))
 
     def exec_If(self, s, env):
@@ -826,7 +834,7 @@ class _Evaluator:
         raise _Break()
 
     def exec_Return(self, s, env):
-        raise _Return(self.eval(s.value, env))
+        raise _Return(self.eval(s.value, env), s)
 
     def exec_Fail(self, s, env):
         raise RulesRuntimeError(s.message, loc(s.span))
