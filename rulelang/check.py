@@ -116,6 +116,8 @@ class Checker:
         self.members: dict[str, list[tuple[str, int]]] = {}
         self.slot_counter = 0
         self.runs: dict[str, list[str]] = {}  # phase or "<flow>" -> phases it runs
+        self.def_calls: dict[str, list[str]] = {}  # def -> defs it calls
+        self.cur_def: str | None = None
 
     # -- diagnostics
     def error(self, code: str, msg: str, span: Span, *notes: str) -> None:
@@ -150,6 +152,7 @@ class Checker:
                 scope.names[sd.var] = self.bind(sd, sd.var, T.PLAYER)
                 self.expect(sd.expr, scope, _Ctx(pure=True), T.INT)
         self.check_reachability()
+        self.check_def_recursion()
         return p
 
     # -- pass 1: collect declarations
@@ -367,6 +370,7 @@ class Checker:
         for f, pt in zip(t.params, ptypes):
             self.p.field_types[f] = pt
         ret = self.resolve_type(t.ret)
+        self.p.def_ret[t.name] = ret
         for pt, f in zip(ptypes, t.params):
             if pt.kind not in ("int", "enum", "bool", "player"):
                 self.error("E012", "table keys must be int, bool, player or an enum", f.span)
@@ -445,12 +449,14 @@ class Checker:
         ret = self.resolve_type(d.ret)
         self.p.def_ret[d.name] = ret
         ctx = _Ctx(pure=True, ret=ret, where="def")
+        self.cur_def = d.name
         if isinstance(d.body, ast.Block):
             self.check_block(d.body, scope, ctx)
             if not _always_returns(d.body):
                 self.error("E021", f"def '{d.name}' can reach its end without 'return'", d.span)
         else:
             self.expect(d.body, scope, ctx, ret)
+        self.cur_def = None
 
     def check_phase(self, ph: ast.PhaseDecl) -> None:
         scope = _Scope()
@@ -485,6 +491,27 @@ class Checker:
             state[n] = 2
 
         visit("<flow>", ["flow"])
+
+    def check_def_recursion(self) -> None:
+        # Both back ends evaluate defs on the Python stack, so a recursive def would end in a
+        # Python RecursionError instead of a rules diagnostic; loops and aggregates suffice.
+        for start, d in self.p.defs.items():
+            path, seen = [start], {start}
+            stack = [(start, iter(self.def_calls.get(start, [])))]
+            while stack:
+                _name, callees = stack[-1]
+                nxt = next(callees, None)
+                if nxt is None:
+                    stack.pop()
+                    path.pop()
+                elif nxt == start:
+                    self.error("E030", f"def '{start}' calls itself "
+                               f"({' -> '.join(path + [start])}); defs may not recurse", d.span)
+                    break
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    path.append(nxt)
+                    stack.append((nxt, iter(self.def_calls.get(nxt, []))))
 
     # -- statements
     def check_block(self, b: ast.Block, scope: _Scope, ctx: _Ctx) -> None:
@@ -888,6 +915,8 @@ class Checker:
         if e.name in p.defs:
             d = p.defs[e.name]
             p.refs[e] = ("def", e.name)
+            if self.cur_def is not None:
+                self.def_calls.setdefault(self.cur_def, []).append(e.name)
             self.call_args(e, [self.resolve_type(f.type) for f in d.params], scope, ctx)
             return self.resolve_type(d.ret)
         if e.name in p.tables:

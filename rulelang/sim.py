@@ -89,9 +89,15 @@ def pick_random_action(rng: random.Random, state: Any, end_actions: Iterable[str
     """
     ends = frozenset(end_actions)
     if ends:
-        for k, action in enumerate(state.legal_actions()):
-            if action_name(action) in ends:
+        fast = getattr(state, "end_action_index", None)
+        if fast is not None:
+            k = fast()
+            if k >= 0:
                 return k
+        else:
+            for k, action in enumerate(state.legal_actions()):
+                if action_name(action) in ends:
+                    return k
     return rng.randrange(state.num_choices())
 
 

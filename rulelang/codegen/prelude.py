@@ -36,13 +36,18 @@ def _nn(v, where):
 
 
 def _bits(m):
-    """Members of a bit-mask set in ascending order."""
+    """Members of a bit-mask set in ascending order (a shared tuple for small masks)."""
+    if m < 256:
+        return _SMALL_BITS[m]
     out = []
     while m:
         low = m & -m
         out.append(low.bit_length() - 1)
         m ^= low
     return out
+
+
+_SMALL_BITS = tuple(tuple(i for i in range(8) if m >> i & 1) for m in range(256))
 
 
 def _kth_bit(m, k):
@@ -183,3 +188,24 @@ def _canonical(obj):
 
 def _sha(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _round_up(a, m, where):
+    return _cdiv(a, m, where) * m
+
+
+def _round_down(a, m, where):
+    return _div(a, m, where) * m
+
+
+def _li(lst, i, where):
+    if not 0 <= i < len(lst):
+        raise RulesRuntimeError(f"index {i} out of range (size {len(lst)})", where)
+    return i
+
+
+def _fill(v, sizes):
+    """An array of the given sizes (outermost first) with every entry a copy of v."""
+    if not sizes:
+        return _deep(v)
+    return [_fill(v, sizes[1:]) for _ in range(sizes[0])]

@@ -5,8 +5,14 @@ from __future__ import annotations
 import functools
 from importlib import resources
 
-from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark import Lark, Token, Transformer, Tree, v_args
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from rulelang import ast
 from rulelang.errors import Diagnostic, RulesError, Span
@@ -457,11 +463,42 @@ def parse(text: str, filename: str = "<rules>") -> ast.Module:
     except RecursionError:
         raise RulesError([Diagnostic("E001", "input nested too deeply",
                                      Span(filename, 1, 1))], text) from None
+    deep = _too_deep(tree, filename)
+    if deep is not None:
+        raise RulesError([deep], text)
     try:
         return _ToAst(filename).transform(tree)
     except RecursionError:
         raise RulesError([Diagnostic("E001", "input nested too deeply",
                                      Span(filename, 1, 1))], text) from None
+    except VisitError as exc:
+        # Lark wraps errors raised inside a rule callback; the only expected one is int() on
+        # a literal longer than Python's digit limit.
+        if not isinstance(exc.orig_exc, ValueError | RecursionError):
+            raise
+        meta = getattr(exc.obj, "meta", None)
+        span = Span(filename, getattr(meta, "line", 1), getattr(meta, "column", 1))
+        msg = ("integer literal too long" if isinstance(exc.orig_exc, ValueError)
+               else "input nested too deeply")
+        raise RulesError([Diagnostic("E001", msg, span)], text) from None
+
+
+# The transform, checker, lowering and interpreter recurse once or twice per nesting level, and
+# generated Python has its own nesting limits; real rules nest about 16 deep.
+MAX_NESTING = 100
+
+
+def _too_deep(tree: Tree, filename: str) -> Diagnostic | None:
+    """The first node nested deeper than MAX_NESTING, found without recursing."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            meta = node.meta
+            span = Span(filename, getattr(meta, "line", 1), getattr(meta, "column", 1))
+            return Diagnostic("E001", f"nested more than {MAX_NESTING} levels deep", span)
+        stack.extend((c, depth + 1) for c in node.children if isinstance(c, Tree))
+    return None
 
 
 def _syntax_diagnostic(parser: Lark, exc: UnexpectedInput, text: str, filename: str) -> Diagnostic:
@@ -480,6 +517,10 @@ def _syntax_diagnostic(parser: Lark, exc: UnexpectedInput, text: str, filename: 
     elif isinstance(exc, UnexpectedCharacters):
         ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
         msg = f"unexpected character {ch!r}"
+        if ch == '"':
+            msg += " (unterminated string: a string ends on the line it starts)"
+        elif not ch.isascii():
+            msg += f" (U+{ord(ch):04X}); names and symbols are ASCII only"
     elif isinstance(exc, UnexpectedEOF):
         lines = text.splitlines() or [""]
         line, col = len(lines), len(lines[-1]) + 1

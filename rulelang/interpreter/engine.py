@@ -85,6 +85,10 @@ class Game:
         self.params = {n: self.format_value(v, program.param_types[n], raw=True)
                        for n, v in self.param_values.items()}
 
+    def eval_const(self, e):
+        """Value of an expression that reads no state (compile-time folding uses this)."""
+        return _Evaluator(self, None).eval(e, {})
+
     # -- formatting values by type
     def format_value(self, v, t: T.Type, raw: bool = False):
         """JSON form of a value of type t."""
@@ -231,6 +235,15 @@ class State:
             return None
         ws = [c[2] for c in self._choices()]
         return None if len(set(ws)) <= 1 else ws
+
+    def end_action_index(self) -> int:
+        """Index of the first legal end declaration (an @end option), or -1."""
+        if self.current_player < 0:
+            return -1
+        for k, c in enumerate(self._choices()):
+            if runtime.action_name(c[0]) in self.game.end_actions:
+                return k
+        return -1
 
     def apply(self, action: str) -> None:
         if self.current_player == TERMINAL:

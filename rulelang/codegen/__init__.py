@@ -1,0 +1,271 @@
+"""The compiler: checked program -> one standalone, optimised Python module (Jinja2 skeleton)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import re
+import sys
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+
+from rulelang import ast
+from rulelang import types as T
+from rulelang.check import Program
+from rulelang.codegen.emitter import Ctx, Emitter, ident, slot_attr
+from rulelang.lower import ChanceAt, ChooseAt, lower
+
+__all__ = ["compile_program", "load_compiled", "cache_dir"]
+
+_MARK = re.compile(r"# rules:(\d+)\s*$")
+
+
+def _read(name: str) -> str:
+    return resources.files("rulelang.codegen").joinpath(name).read_text(encoding="utf-8")
+
+
+def _prelude() -> str:
+    text = _read("prelude.py")
+    # Drop the module docstring and the __future__ import: the module has its own header.
+    body = text.split('"""', 2)[2]
+    return "\n".join(line for line in body.splitlines()
+                     if not line.startswith("from __future__")).strip() + "\n"
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(lambda name: _read(f"templates/{name}")),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        keep_trailing_newline=True, autoescape=False)
+    env.filters["pyrepr"] = _safe_repr
+    return env
+
+
+def _safe_repr(v) -> str:
+    """repr() of plain data only: the one way values from a rules file reach generated code."""
+    if v is None or isinstance(v, bool | int | str):
+        return repr(v)
+    if isinstance(v, tuple | list):
+        inner = ", ".join(_safe_repr(x) for x in v)
+        if isinstance(v, tuple):
+            return f"({inner}{',' if len(v) == 1 else ''})"
+        return f"[{inner}]"
+    if isinstance(v, frozenset | set):
+        return _safe_repr(sorted(v))
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_safe_repr(k)}: {_safe_repr(x)}" for k, x in v.items()) + "}"
+    raise TypeError(f"not plain data: {type(v).__name__}")
+
+
+def _flow_bindings(program: Program) -> list:
+    """Nodes binding flow locals (kept on the state): lets, loops, options, chance, phase params."""
+    out = []
+
+    def block(b):
+        for s in b.stmts:
+            stmt(s)
+
+    def stmt(s):
+        if isinstance(s, ast.Let | ast.For | ast.Chance):
+            out.append(s)
+        if isinstance(s, ast.If):
+            for _c, b in s.branches:
+                block(b)
+            if s.orelse is not None:
+                block(s.orelse)
+        elif isinstance(s, ast.For | ast.While):
+            block(s.body)
+        elif isinstance(s, ast.Choose):
+            for o in s.options:
+                out.extend(o.params)
+                block(o.body)
+
+    block(program.flow.body)
+    for ph in program.phases.values():
+        out.extend(ph.params)
+        block(ph.body)
+    return out
+
+
+def _copy_code(t: T.Type, src: str) -> str:
+    t = T.strip(t)
+    if t.kind not in ("list", "array"):
+        return src
+    if T.strip(t.elem).kind not in ("list", "array"):
+        return f"{src}[:]"
+    return f"_deep({src})"
+
+
+def compile_program(program: Program, game=None) -> str:
+    """Generate the engine module for a checked program (one variant, one parameter set)."""
+    from rulelang import __version__
+    from rulelang.interpreter import Game
+
+    low = lower(program)
+    consts = game if game is not None else Game(program)
+    em = Emitter(program, low, consts)
+
+    constants: list[str] = []
+    for name, info in program.enums.items():
+        constants.append(f"_N_{ident(name)} = {_safe_repr(tuple(info.members))}")
+        for i, (_fname, _ft) in enumerate(info.fields):
+            vals = tuple(row[i] for row in consts.enum_fields[name])
+            constants.append(f"_F_{ident(name)}_{i} = {em.literal(vals, T.list_of(_ft))}")
+        if info.grid is not None:
+            nb = consts.neighbors[name]
+            constants.append(f"_NB_{ident(name)} = {_safe_repr([list(x) for x in nb])}")
+            masks = [sum(1 << j for j in x) for x in nb]
+            constants.append(f"_NBM_{ident(name)} = {_safe_repr(tuple(masks))}")
+    for name, d in program.consts.items():
+        t = T.strip(em.t(d.value)) if d.value in program.types else None
+        ct = em.p.types.get(d.value, t)
+        if T.strip(ct).kind in ("list", "array"):
+            constants.append(f"_C_{ident(name)} = {em.literal(consts.const_values[name], ct)}")
+
+    functions: list[str] = []
+    for d in program.tables.values():
+        functions += ["", *em.table_function(d)]
+    for d in program.defs.values():
+        functions += ["", *em.def_function(d)]
+
+    blocks, names = em.blocks()
+    block_table = [names.get(pc, "None") for pc in range(len(low.code))]
+
+    pauses: list[str] = []
+    choose_pcs, chance_pcs, secret, slots_of = [], [], {}, {}
+    scopes, loops = {}, {}
+    for pc in low.pauses:
+        ins = low.code[pc]
+        if isinstance(ins, ChooseAt):
+            choose_pcs.append(pc)
+            secret[pc] = bool(ins.node.secret)
+            pauses += ["", *em.choose_functions(pc, ins)]
+        else:
+            assert isinstance(ins, ChanceAt)
+            chance_pcs.append(pc)
+            slots_of[pc] = slot_attr(program.slots[ins.node])
+            pauses += ["", *em.chance_functions(pc, ins)]
+        scopes[pc] = tuple((program.slot_names[s], slot_attr(s), em.desc(program.slot_types[s]))
+                           for s in ins.scope)
+        loops[pc] = tuple((k, em.desc(low.loop_elem[k])) for k in ins.loops)
+
+    vars_table = tuple((v.name, f"v_{ident(v.name)}", em.desc(program.state_types[v.name]),
+                        v.visibility) for v in program.state_vars)
+
+    init: list[str] = []
+    for v in program.state_vars:
+        t = program.state_types[v.name]
+        vt = program.types[v.init]
+        sizes, target = [], t
+        while target.kind == "array" and not T.compatible(target, vt):
+            sizes.append(em.size_of(target.index))
+            target = target.elem
+        value = em.conv(v.init, Ctx(), target)
+        if sizes:
+            value = f"_fill({value}, ({', '.join(sizes)},))"
+        init.append(f"s.v_{ident(v.name)} = {value}  # rules:{v.span.line}")
+    init = init or ["pass"]
+
+    flow_slots = []
+    for node in _flow_bindings(program):
+        slot = program.slots[node]
+        if slot not in flow_slots:
+            flow_slots.append(slot)
+    local_attrs = [slot_attr(s) for s in flow_slots]
+    loop_attrs = [a for k in range(low.loop_count) for a in (f"it_{k}", f"ix_{k}")]
+    local_attrs += loop_attrs
+    all_attrs = [f"v_{ident(v.name)}" for v in program.state_vars] + local_attrs
+
+    clone = [f"c.v_{ident(v.name)} = " + _copy_code(program.state_types[v.name],
+                                                    f"self.v_{ident(v.name)}")
+             for v in program.state_vars]
+    # Locals may still be unset (None), so lists among them go through _deep.
+    clone += [f"c.{slot_attr(s)} = " + (
+        f"_deep(self.{slot_attr(s)})"
+        if T.strip(program.slot_types[s]).kind in ("list", "array") else f"self.{slot_attr(s)}")
+        for s in flow_slots]
+    for k in range(low.loop_count):
+        clone += [f"c.it_{k} = self.it_{k}", f"c.ix_{k} = self.ix_{k}"]
+
+    def scorer(sd) -> list[str]:
+        if sd is None:
+            return ["return 0"]
+        c = Ctx({program.slots[sd]: "p"})
+        return [f"return {em.conv(sd.expr, c, T.INT)}  # rules:{sd.span.line}"]
+
+    params_shown = {n: consts.params[n] for n in program.params}
+    text = _environment().get_template("engine.py.j2").render(
+        game_name=program.name, version=__version__, source_name=program.filename,
+        source_digest=program.digest, variant=program.variant,
+        params_text=json.dumps(params_shown, sort_keys=True),
+        prelude=_prelude(), min_players=program.min_players, max_players=program.max_players,
+        variants=tuple(program.variants), params=params_shown,
+        end_actions=tuple(sorted(program.end_actions)), constants=constants,
+        locations=sorted(((v, k) for k, v in em.where.items()), key=lambda x: int(x[0][2:])),
+        functions=functions, blocks=blocks, block_table=block_table, pauses=pauses,
+        choose_pcs=choose_pcs, chance_pcs=chance_pcs, secret=secret, vars_table=vars_table,
+        scopes=scopes, loops=loops, slot_attrs=slots_of, init=init, all_attrs=all_attrs,
+        option_names={pc: tuple(o.name for o in low.code[pc].node.options)
+                      for pc in choose_pcs},
+        clone=clone, local_attrs=tuple(local_attrs), score=scorer(program.score),
+        tiebreak=scorer(program.tiebreak))
+    return text + _line_map(text)
+
+
+def _line_map(text: str) -> str:
+    """Generated line -> .rules line, from the `# rules:N` markers (carried down a function)."""
+    out, cur = {}, 0
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.startswith(("def ", "class ")):
+            cur = 0
+        m = _MARK.search(line)
+        if m:
+            cur = int(m.group(1))
+        if cur:
+            out[i] = cur
+    return "\n_LINEMAP = " + _safe_repr(out) + "\n"
+
+
+def _codegen_fingerprint() -> str:
+    h = hashlib.sha256()
+    for name in ("emitter.py", "prelude.py", "__init__.py", "templates/engine.py.j2"):
+        h.update(_read(name).encode("utf-8"))
+    return h.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("RULELANG_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rulelang")
+    return Path(base)
+
+
+def cache_key(program: Program) -> str:
+    from rulelang import __version__
+
+    parts = [program.digest, program.filename, program.variant or "",
+             json.dumps(program.param_values, sort_keys=True), __version__,
+             _codegen_fingerprint()]
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+
+
+def load_compiled(program: Program):
+    """Compile (or reuse the cached module for) a checked program; returns its Game object."""
+    key = cache_key(program)
+    modname = f"rulelang_engine_{key[:24]}"
+    if modname in sys.modules:
+        return sys.modules[modname].GAME
+    path = cache_dir() / f"{modname}.py"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(compile_program(program), encoding="utf-8")
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(modname, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module
+    spec.loader.exec_module(module)
+    return module.GAME
