@@ -266,6 +266,9 @@ def load_compiled(program: Program):
         os.replace(tmp, path)
     spec = importlib.util.spec_from_file_location(modname, path)
     module = importlib.util.module_from_spec(spec)
+    from rulelang.errors import IllegalAction, RulesRuntimeError
+
+    module._RULELANG_ERRORS = (IllegalAction, RulesRuntimeError)
     sys.modules[modname] = module
     spec.loader.exec_module(module)
     return module.GAME

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from fractions import Fraction  # noqa: F401  (used by the generated State)
+from fractions import Fraction
 
 CHANCE = -1
 TERMINAL = -2
@@ -27,6 +27,12 @@ class RulesRuntimeError(Exception):
 
     def __reduce__(self):
         return (type(self), (self.message, self.location))
+
+
+# Loaded through rulelang, the module raises rulelang's own error classes (rulelang puts them
+# here before running the module); standalone, it uses the two classes above.
+if "_RULELANG_ERRORS" in globals():
+    IllegalAction, RulesRuntimeError = globals()["_RULELANG_ERRORS"]
 
 
 def _nn(v, where):

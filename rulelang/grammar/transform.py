@@ -21,8 +21,10 @@ from rulelang.errors import Diagnostic, RulesError, Span
 @functools.cache
 def _parser() -> Lark:
     text = resources.files("rulelang.grammar").joinpath("rules.lark").read_text(encoding="utf-8")
+    # cache=True keeps the built LALR tables in the temp dir (keyed by grammar and options), so
+    # later processes skip the strict-mode collision analysis, which takes seconds.
     return Lark(text, parser="lalr", strict=True, propagate_positions=True,
-                maybe_placeholders=True)
+                maybe_placeholders=True, cache=True)
 
 
 def _unescape(literal: str) -> str:
