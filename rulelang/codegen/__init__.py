@@ -42,7 +42,14 @@ def _environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True, autoescape=False)
     env.filters["pyrepr"] = _safe_repr
+    env.filters["docsafe"] = _doc_safe
     return env
+
+
+def _doc_safe(text: str) -> str:
+    """Text shown inside the module docstring: anything but plain characters becomes '?'."""
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in " ._-/:,{}[]=+") else "?"
+                   for ch in str(text))
 
 
 def _safe_repr(v) -> str:
