@@ -527,7 +527,7 @@ class Emitter:
                 break
         else:
             shown = " + ', ' + ".join(f"str({a})" for a in args)
-            out.append(f"    raise RulesRuntimeError(\"table {name!s} has no row for (\" + "
+            out.append(f"    raise RulesRuntimeError(\"table '{name}' has no row for (\" + "
                        f"{shown} + \")\", where)")
         return out
 

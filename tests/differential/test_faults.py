@@ -1,0 +1,58 @@
+"""Run-time faults: same class, message and .rules location on both back ends; state kept."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import rulelang
+
+FAULTS = os.path.join(os.path.dirname(__file__), "..", "fixtures", "faults.rules")
+NAME = "faults.rules"
+
+EXPECTED = {
+    "table_miss()": ("20:24", "table 'price' has no row for (7)"),
+    "none_index()": ("21:29", "a set cannot hold none"),
+    "none_arith()": ("22:29", "value is none"),
+    "div_zero()": ("23:22", "division by zero"),
+    "mod_zero()": ("24:22", "modulo by zero"),
+    "list_range()": ("25:24", "index 3 out of range (size 3)"),
+    "list_negative()": ("26:27", "index -1 out of range (size 3)"),
+    "empty_max()": ("27:23", "max() of an empty collection"),
+    "remove_missing()": ("28:24", "removing a value that is not in the set"),
+    "remove_list_missing()": ("29:29", "removing a value that is not in the list"),
+    "none_return()": ("16:29", "value is none"),
+    "none_let()": ("31:34", "value is none"),
+    "bad_step()": ("32:26", "range step must be positive"),
+    "ceil_zero()": ("33:23", "division by zero"),
+    "failing()": ("34:17", "the rules say no"),
+    "fine()": ("37:3", "no legal action at this decision"),
+}
+
+
+@pytest.mark.parametrize("action", sorted(EXPECTED))
+def test_fault_location_and_state(backend, action):
+    game = rulelang.load(FAULTS, backend=backend)
+    s = game.new_game(2)
+    before = s.digest()
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        s.apply(action)
+    where, message = EXPECTED[action]
+    assert err.value.location.endswith(f"{NAME}:{where}")
+    assert err.value.message == message
+    assert s.digest() == before
+    assert s.legal_actions() == list(EXPECTED)
+
+
+def test_illegal_actions_agree():
+    states = [rulelang.load(FAULTS, backend=b).new_game(2) for b in ("interpreter", "compiled")]
+    for bad in ("nope()", "fine", "fine( )", "", "table_miss(1)", "no_choice()"):
+        for s in states:
+            before = s.digest()
+            with pytest.raises(rulelang.IllegalAction):
+                s.apply(bad)
+            assert s.digest() == before
+    for s in states:
+        with pytest.raises(rulelang.IllegalAction):
+            s.apply_index(99)
