@@ -87,7 +87,7 @@ def test_hostile_names_and_strings_compile_to_valid_inert_code(tmp_path):
         "    print('fault', e.message[:20])\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True,
                          env=env, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "[15, 15]" in out.stdout or "fault" in out.stdout
