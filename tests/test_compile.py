@@ -70,10 +70,11 @@ def test_compile_reports_rules_errors(tmp_path):
 def test_load_compiled_uses_a_cache_keyed_by_variant_and_params(tmp_path, monkeypatch):
     monkeypatch.setenv("RULELANG_CACHE", str(tmp_path))
     path = os.path.join(RULES, "acquire.rules")
-    a = rulelang.load(path, backend="compiled")
-    b = rulelang.load(path, backend="compiled")
+    # Parameter values no other test uses, so nothing is loaded yet.
+    a = rulelang.load(path, params={"start_cash": 5001}, backend="compiled")
+    b = rulelang.load(path, params={"start_cash": 5001}, backend="compiled")
     assert a is b
-    c = rulelang.load(path, params={"start_cash": 5000}, backend="compiled")
-    assert c is not a and c.params["start_cash"] == 5000
+    c = rulelang.load(path, params={"start_cash": 5002}, backend="compiled")
+    assert c is not a and c.params["start_cash"] == 5002
     assert len(list(tmp_path.glob("*.py"))) == 2
-    assert c.new_game(3).get_var("cash") == [5000, 5000, 5000]
+    assert c.new_game(3).get_var("cash") == [5002, 5002, 5002]

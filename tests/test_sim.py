@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from rulelang import sim
-from rulelang.cli import cli, parse_value
+from rulelang.cli import DEFAULT_BACKEND, cli, parse_value
 
 try:
     from rulelang.errors import Diagnostic, IllegalAction, RulesError, Span
@@ -416,7 +416,8 @@ def test_cli_simulate_table_and_json(fake_file: Path, tmp_path: Path) -> None:
     summary = json.loads(out.read_text())
     assert summary["params"] == {"rounds": 3, "allow_end": False}
     expected = sim.simulate(
-        fake_file, 2, 30, seed=4, params={"rounds": 3, "allow_end": False}, loader=fake_load
+        fake_file, 2, 30, seed=4, params={"rounds": 3, "allow_end": False}, loader=fake_load,
+        backend=DEFAULT_BACKEND,
     )
     assert deterministic(summary) == json.loads(json.dumps(deterministic(expected)))
 
