@@ -137,6 +137,7 @@ class Checker:
         self.check_types_of_decls()
         self.apply_variant(variant, overrides)
         self.check_consts()
+        self.check_const_cycles()
         self.check_state()
         for d in p.defs.values():
             self.check_def(d)
@@ -174,12 +175,14 @@ class Checker:
         for d in p.module.decls:
             if isinstance(d, ast.GameDecl):
                 if seen_game:
-                    self.error("E011", "duplicate 'game' declaration", d.span)
+                    self.error("E011", "duplicate 'game' declaration", d.span,
+                               f"first declared at {seen_game.span}")
                 seen_game = d
                 p.name = d.name
             elif isinstance(d, ast.PlayersDecl):
                 if seen_players:
-                    self.error("E011", "duplicate 'players' declaration", d.span)
+                    self.error("E011", "duplicate 'players' declaration", d.span,
+                               f"first declared at {seen_players.span}")
                 seen_players = d
                 if not 1 <= d.lo <= d.hi <= 64:
                     self.error("E012", "player counts must satisfy 1 <= min <= max <= 64", d.span)
@@ -189,7 +192,8 @@ class Checker:
                     p.params[d.name] = d
             elif isinstance(d, ast.VariantDecl):
                 if d.name in p.variants:
-                    self.error("E011", f"duplicate variant '{d.name}'", d.span)
+                    self.error("E011", f"duplicate variant '{d.name}'", d.span,
+                               f"first defined at {p.variants[d.name].span}")
                 p.variants[d.name] = d
             elif isinstance(d, ast.EnumDecl):
                 if self.declare(d.name, d.span):
@@ -215,12 +219,14 @@ class Checker:
                         p.state_vars.append(v)
             elif isinstance(d, ast.FlowDecl):
                 if p.flow is not None:
-                    self.error("E011", "duplicate 'flow' block", d.span)
+                    self.error("E011", "duplicate 'flow' block", d.span,
+                               f"first defined at {p.flow.span}")
                 p.flow = d
             elif isinstance(d, ast.ScoreDecl):
                 slot = "score" if d.kind == "score" else "tiebreak"
                 if getattr(p, slot) is not None:
-                    self.error("E011", f"duplicate '{d.kind}' declaration", d.span)
+                    self.error("E011", f"duplicate '{d.kind}' declaration", d.span,
+                               f"first declared at {getattr(p, slot).span}")
                 setattr(p, slot, d)
         top = Span(p.filename, 1, 1)
         if seen_game is None:
@@ -236,7 +242,9 @@ class Checker:
         names: list[str] = []
         for m in d.members:
             if m.name in names:
-                self.error("E011", f"duplicate member '{m.name}' in enum '{d.name}'", m.span)
+                first = next(x for x in d.members if x.name == m.name)
+                self.error("E011", f"duplicate member '{m.name}' in enum '{d.name}'", m.span,
+                           f"first defined at {first.span}")
             names.append(m.name)
             self.members.setdefault(m.name, []).append((d.name, len(names) - 1))
         info = EnumInfo(d.name, names, [], [m.args for m in d.members], d.span)
@@ -316,7 +324,7 @@ class Checker:
                 close = difflib.get_close_matches(variant, list(p.variants), n=1)
                 notes = [f"did you mean '{close[0]}'?"] if close else []
                 notes.append("variants: " + (", ".join(p.variants) or "(none)"))
-                self.error("E026", f"unknown variant '{variant}'", Span(p.filename, 1, 1),
+                self.error("E026", f"unknown variant '{variant}'", Span(p.filename, 0, 0),
                            *notes)
             else:
                 p.variant = variant
@@ -327,7 +335,7 @@ class Checker:
             if name not in p.params:
                 close = difflib.get_close_matches(name, list(p.params), n=1)
                 notes = [f"did you mean '{close[0]}'?"] if close else []
-                self.error("E018", f"unknown parameter '{name}'", Span("<command line>", 1, 1),
+                self.error("E018", f"unknown parameter '{name}'", Span("<command line>", 0, 0),
                            *notes)
                 continue
             t = p.param_types.get(name, T.ANY)
@@ -337,7 +345,7 @@ class Checker:
                       and value in p.enums[t.name].members))
             if not ok:
                 self.error("E019", f"parameter '{name}' is {t}; {value!r} does not fit",
-                           Span("<command line>", 1, 1))
+                           Span("<command line>", 0, 0))
                 continue
             if t.kind == "enum":
                 value = p.enums[t.name].members.index(value)
@@ -412,12 +420,39 @@ class Checker:
                 return bad
         return None
 
+    def check_const_cycles(self) -> None:
+        """Parameters and constants may use each other in any order, but not in a circle."""
+        p = self.p
+        exprs = {n: p.param_exprs[n] for n in p.params}
+        exprs.update({n: d.value for n, d in p.consts.items()})
+        spans = {n: d.span for n, d in list(p.params.items()) + list(p.consts.items())}
+        deps = {n: sorted({self.p.refs[x][1] for x in _walk_names(e)
+                           if self.p.refs.get(x, ("",))[0] in ("param", "const")})
+                for n, e in exprs.items()}
+        state: dict[str, int] = {}
+
+        def visit(n: str, path: list[str]) -> None:
+            state[n] = 1
+            for m in deps.get(n, []):
+                if state.get(m) == 1:
+                    self.error("E032", f"'{m}' is defined in terms of itself "
+                               f"({' -> '.join(path + [m])})", spans[m])
+                elif m not in state:
+                    visit(m, path + [m])
+            state[n] = 2
+
+        for n in exprs:
+            if n not in state:
+                visit(n, [n])
+
     def check_state(self) -> None:
         p = self.p
         scope = _Scope()
+        self.initialising: set[str] = set(p.state_types)
         for v in p.state_vars:
             t = p.state_types[v.name]
             it = self.infer(v.init, scope, _Ctx(pure=True), t)
+            self.initialising.discard(v.name)
             target = t
             while not T.compatible(target, it) and target.kind == "array":
                 target = target.elem
@@ -425,6 +460,7 @@ class Checker:
                 self.error("E012", f"'{v.name}' is {t}; its initial value is {it}", v.init.span)
             if v.visibility == "private" and not (t.kind == "array" and t.index == T.PLAYER):
                 self.error("E029", "only per-player arrays (T[player]) can be private", v.span)
+        self.initialising = set()
 
     # -- defs and phases
     def bind(self, node, name: str, t: T.Type) -> _Local:
@@ -438,7 +474,7 @@ class Checker:
     def declare_local(self, scope: _Scope, node, name: str, t: T.Type, span: Span) -> None:
         if scope.lookup(name) is not None:
             self.error("E025", f"'{name}' is already a local here; pick another name", span)
-        elif name in self.global_names or name in RESERVED:
+        elif name in self.global_names or name in RESERVED or name in self.members:
             self.error("E025", f"local '{name}' would hide a global name", span)
         scope.names[name] = self.bind(node, name, t)
 
@@ -811,6 +847,9 @@ class Checker:
             return loc.type
         if e.name in p.state_types:
             p.refs[e] = ("state", e.name)
+            if e.name in getattr(self, "initialising", ()):
+                self.error("E032", f"state '{e.name}' is used before it is initialised "
+                           "(state is set up in declaration order)", e.span)
             return p.state_types[e.name]
         if e.name in p.params:
             p.refs[e] = ("param", e.name)
@@ -1025,6 +1064,14 @@ def _always_returns(b: ast.Block) -> bool:
                 _always_returns(body) for _c, body in s.branches) and _always_returns(s.orelse):
             return True
     return False
+
+
+def _walk_names(e):
+    """Every Name node inside an expression."""
+    if isinstance(e, ast.Name):
+        yield e
+    for child in _children(e):
+        yield from _walk_names(child)
 
 
 def _children(e):

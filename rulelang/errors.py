@@ -16,6 +16,8 @@ class Span:
     end_col: int = 0
 
     def __str__(self) -> str:
+        if self.line <= 0:  # about the file or the command line as a whole
+            return self.file
         return f"{self.file}:{self.line}:{self.col}"
 
 

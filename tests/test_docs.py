@@ -1,5 +1,6 @@
 """The documentation stays true: every rulelang sketch in docs/language.md parses, complete games
-also check and play, quotations match the rules files, and the error list matches the checker."""
+also check and play on each back end, quotations match the rules files, and the error list
+matches the checker."""
 
 from __future__ import annotations
 
@@ -63,8 +64,9 @@ COMPLETE = _complete_blocks()
 
 
 @pytest.mark.parametrize(("line", "text"), COMPLETE, ids=[f"line{n}" for n, _ in COMPLETE])
-def test_complete_sketch_checks_and_plays(line: int, text: str) -> None:
-    game = rulelang.load_text(text, DOC)
+def test_complete_sketch_checks_and_plays(line: int, text: str, backend: str) -> None:
+    rulelang.check_text(text, DOC)
+    game = rulelang.load_text(text, DOC, backend=backend)
     # A short random playout at both ends of the player range catches sketches that check but
     # fault at run time (a decision with no legal action, a missing table row).
     for n in sorted({game.min_players, game.max_players}):

@@ -44,6 +44,18 @@ class _Return(Exception):
         self.node = node
 
 
+class _Lazy(dict):
+    """name -> value, computed by `make` on first use."""
+
+    def __init__(self, make) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key):
+        value = self[key] = self.make(key)
+        return value
+
+
 class Game:
     """A loaded rules file (one variant, one set of parameters) ready to start games."""
 
@@ -64,33 +76,35 @@ class Game:
             if info.grid is not None:
                 _c0, ncols, rows = info.grid
                 self.neighbors[info.name] = runtime.grid_neighbors(ncols, len(rows))
-        ev = _Evaluator(self, None)
-        self.param_values: dict[str, object] = {}
+        # Constants are worked out on first use, so their declaration order does not matter
+        # (the checker has ruled out circles).
+        self.param_values = _Lazy(lambda n: program.param_values[n]
+                                  if n in program.param_values
+                                  else self.eval_const(program.param_exprs[n]))
+        self.const_values = _Lazy(lambda n: self.eval_const(program.consts[n].value))
+        self.enum_fields = _Lazy(lambda n: [tuple(self.eval_const(a) for a in args)
+                                            for args in program.enums[n].member_args])
+        self.table_rows = _Lazy(self._table_rows)
         for name in program.params:
-            if name in program.param_values:
-                self.param_values[name] = program.param_values[name]
-            else:
-                self.param_values[name] = ev.eval(program.param_exprs[name], {})
-        self.const_values = {n: ev.eval(d.value, {}) for n, d in program.consts.items()}
-        self.enum_fields = {
-            name: [tuple(ev.eval(a, {}) for a in args) for args in info.member_args]
-            for name, info in program.enums.items()}
-        self.table_rows = {}
-        for name, t in program.tables.items():
-            ktypes = [program.field_type(f) for f in t.params]
-            self.table_rows[name] = [
-                (tuple(table_key(program, k, kt) for k, kt in zip(row.keys, ktypes)),
-                 ev.eval(row.value, {}))
-                for row in t.rows]
-        self.params = {n: self.format_value(v, program.param_types[n], raw=True)
-                       for n, v in self.param_values.items()}
+            self.param_values[name]
+        for name in program.consts:
+            self.const_values[name]
+        self.params = {n: self.format_value(self.param_values[n], program.param_types[n])
+                       for n in program.params}
+
+    def _table_rows(self, name: str) -> list:
+        program = self.program
+        t = program.tables[name]
+        ktypes = [program.field_type(f) for f in t.params]
+        return [(tuple(table_key(program, k, kt) for k, kt in zip(row.keys, ktypes)),
+                 self.eval_const(row.value)) for row in t.rows]
 
     def eval_const(self, e):
         """Value of an expression that reads no state (compile-time folding uses this)."""
         return _Evaluator(self, None).eval(e, {})
 
     # -- formatting values by type
-    def format_value(self, v, t: T.Type, raw: bool = False):
+    def format_value(self, v, t: T.Type):
         """JSON form of a value of type t."""
         if v is None:
             return None
