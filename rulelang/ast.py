@@ -406,6 +406,24 @@ class GridDecl:
 
 
 @node
+class Edge:
+    span: Span
+    a: str
+    b: str
+    cost: int
+
+
+@node
+class GraphDecl:
+    """An undirected graph over the members of an enum, with integer edge costs."""
+
+    span: Span
+    name: str
+    node_type: str
+    edges: tuple[Edge, ...]
+
+
+@node
 class ConstDecl:
     span: Span
     name: str
@@ -487,7 +505,7 @@ class ScoreDecl:
 
 
 Decl = (
-    GameDecl | PlayersDecl | ParamDecl | VariantDecl | EnumDecl | GridDecl | ConstDecl
+    GameDecl | PlayersDecl | ParamDecl | VariantDecl | EnumDecl | GridDecl | GraphDecl | ConstDecl
     | TableDecl | StateDecl | DefDecl | PhaseDecl | FlowDecl | ScoreDecl
 )
 

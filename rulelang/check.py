@@ -14,8 +14,10 @@ PAUSES = (ast.Choose, ast.Chance, ast.Run, ast.Finish)
 AGG_FUNCS = ("sum", "min", "max", "any", "all", "count", "first")
 # name -> (argument kinds, result); argument checks are done in _check_builtin.
 BUILTINS = ("len", "min", "max", "abs", "ceil_div", "round_up", "round_down", "neighbors",
-            "connected", "seats_from", "next_seat", "as_list")
+            "connected", "seats_from", "next_seat", "as_list", "path_cost", "edge_cost",
+            "graph_neighbors")
 RESERVED = {"players", "num_players", "int", "bool", "player"} | set(BUILTINS)
+MAX_DIAGNOSTICS = 100
 
 
 @dataclass
@@ -45,6 +47,7 @@ class Program:
     param_exprs: dict[str, ast.Expr] = field(default_factory=dict)  # effective (variant applied)
     param_values: dict[str, object] = field(default_factory=dict)  # -D overrides, typed values
     enums: dict[str, EnumInfo] = field(default_factory=dict)
+    graphs: dict[str, ast.GraphDecl] = field(default_factory=dict)
     consts: dict[str, ast.ConstDecl] = field(default_factory=dict)
     tables: dict[str, ast.TableDecl] = field(default_factory=dict)
     defs: dict[str, ast.DefDecl] = field(default_factory=dict)
@@ -201,6 +204,9 @@ class Checker:
             elif isinstance(d, ast.GridDecl):
                 if self.declare(d.name, d.span):
                     self.collect_grid(d)
+            elif isinstance(d, ast.GraphDecl):
+                if self.declare(d.name, d.span):
+                    p.graphs[d.name] = d
             elif isinstance(d, ast.ConstDecl):
                 if self.declare(d.name, d.span):
                     p.consts[d.name] = d
@@ -311,6 +317,26 @@ class Checker:
             info.fields = [(f.name, self.resolve_type(f.type)) for f in decl.fields]
         for v in p.state_vars:
             p.state_types[v.name] = self.resolve_type(v.type)
+        for g in p.graphs.values():
+            self.check_graph(g)
+
+    def check_graph(self, g: ast.GraphDecl) -> None:
+        info = self.p.enums.get(g.node_type)
+        if info is None:
+            self.undefined("type", g.node_type, g.span, self.p.enums)
+            return
+        seen: dict[tuple[str, str], Span] = {}
+        for e in g.edges:
+            for end in (e.a, e.b):
+                if end not in info.members:
+                    self.undefined(f"member of {info.name}", end, e.span, info.members)
+            if e.a == e.b:
+                self.error("E012", f"edge from '{e.a}' to itself", e.span)
+            key = tuple(sorted((e.a, e.b)))
+            if key in seen:
+                self.error("E011", f"duplicate edge {e.a} - {e.b}", e.span,
+                           f"first given at {seen[key]}")
+            seen[key] = e.span
 
     def apply_variant(self, variant: str | None, overrides: dict[str, object]) -> None:
         p = self.p
@@ -860,6 +886,9 @@ class Checker:
         if e.name in p.enums:
             p.refs[e] = ("enum_all", e.name)
             return T.set_of(T.enum(e.name))
+        if e.name in p.graphs:
+            p.refs[e] = ("graph", e.name)
+            return T.Type("graph", e.name)
         if e.name == "players":
             p.refs[e] = ("players",)
             return T.list_of(T.PLAYER)
@@ -1012,6 +1041,8 @@ class Checker:
                 self.error("E012", f"as_list() needs a set or list, not {t}", e.span)
                 return T.ANY
             return T.list_of(t.elem) if t.kind != "any" else T.ANY
+        if n in ("path_cost", "edge_cost", "graph_neighbors"):
+            return self.check_graph_builtin(e, scope, ctx)
         if n in ("neighbors", "connected"):
             got = self.call_args(e, [T.ANY] * (1 if n == "neighbors" else 2), scope, ctx)
             ct = T.strip(got[0]) if got else T.ANY
@@ -1026,6 +1057,42 @@ class Checker:
                            e.args[1].span)
             return T.set_of(ct)
         raise AssertionError(n)
+
+    def check_graph_builtin(self, e: ast.Call, scope, ctx) -> T.Type:
+        n = e.name
+        arity = {"path_cost": (3, 4), "edge_cost": (3, 3), "graph_neighbors": (2, 2)}[n]
+        if not arity[0] <= len(e.args) <= arity[1] or not e.args:
+            self.error("E013", f"'{n}' takes {arity[0]}"
+                       f"{'' if arity[0] == arity[1] else f' or {arity[1]}'} arguments, "
+                       f"got {len(e.args)}", e.span)
+            for a in e.args:
+                self.infer(a, scope, ctx)
+            return T.ANY
+        gt = self.infer(e.args[0], scope, ctx)
+        if gt.kind != "graph":
+            if gt.kind != "any":
+                self.error("E012", f"{n}() needs a graph as first argument, not {gt}",
+                           e.args[0].span)
+            for a in e.args[1:]:
+                self.infer(a, scope, ctx)
+            return T.ANY
+        node = T.enum(self.p.graphs[gt.name].node_type)
+        rest = e.args[1:]
+        if n == "path_cost":
+            src = self.infer(rest[0], scope, ctx)
+            if not (T.compatible(T.set_of(node), src) or T.compatible(T.list_of(node), src)):
+                self.error("E012", f"path_cost() needs a set or list of {node} to start from, "
+                           f"not {src}", rest[0].span)
+            self.expect(rest[1], scope, ctx, node)
+            if len(rest) > 2:
+                self.expect(rest[2], scope, ctx, T.set_of(node))
+            return T.opt(T.INT)
+        if n == "edge_cost":
+            self.expect(rest[0], scope, ctx, node)
+            self.expect(rest[1], scope, ctx, node)
+            return T.opt(T.INT)
+        self.expect(rest[0], scope, ctx, node)
+        return T.list_of(node)
 
     def infer_agg(self, e: ast.Agg, scope, ctx) -> T.Type:
         if e.func not in AGG_FUNCS:
@@ -1109,5 +1176,11 @@ def check(module: ast.Module, source: str, filename: str, variant: str | None = 
     if checker.diags:
         diags = sorted(checker.diags, key=lambda d: (d.span.file != filename, d.span.line,
                                                      d.span.col))
+        if len(diags) > MAX_DIAGNOSTICS:
+            # Rendering is per diagnostic; thousands of cascading errors help nobody.
+            last = diags[MAX_DIAGNOSTICS - 1]
+            more = f"{len(diags) - MAX_DIAGNOSTICS} more errors not shown"
+            diags = diags[:MAX_DIAGNOSTICS - 1] + [
+                Diagnostic(last.code, last.message, last.span, (*last.notes, more))]
         raise RulesError(diags, source)
     return program

@@ -72,6 +72,37 @@ def connected(start: int, within, neighbors) -> frozenset:
     return frozenset(seen)
 
 
+def path_cost(adj, sources, target, allowed=None):
+    """Cheapest total edge cost from any of `sources` to `target` (None if unreachable).
+
+    adj[i] lists (neighbour, cost) pairs; only nodes in `allowed` (if given) may be used.
+    Integer costs and Dijkstra's algorithm: the result does not depend on tie order.
+    """
+    import heapq
+
+    dist = {}
+    heap = []
+    for s in sources:
+        if allowed is None or s in allowed:
+            dist[s] = 0
+            heap.append((0, s))
+    heapq.heapify(heap)
+    while heap:
+        d, u = heapq.heappop(heap)
+        if u == target:
+            return d
+        if d > dist.get(u, d):
+            continue
+        for v, w in adj[u]:
+            if allowed is not None and v not in allowed:
+                continue
+            nd = d + w
+            if nd < dist.get(v, nd + 1):
+                dist[v] = nd
+                heapq.heappush(heap, (nd, v))
+    return None
+
+
 def seats_from(p: int, n: int) -> tuple[int, ...]:
     return tuple((p + i) % n for i in range(n))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import json
 import os
 import re
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import jinja2
 
-from rulelang import ast
+from rulelang import ast, runtime
 from rulelang import types as T
 from rulelang.check import Program
 from rulelang.codegen.emitter import Ctx, Emitter, ident, slot_attr
@@ -32,8 +33,13 @@ def _prelude() -> str:
     text = _read("prelude.py")
     # Drop the module docstring and the __future__ import: the module has its own header.
     body = text.split('"""', 2)[2]
-    return "\n".join(line for line in body.splitlines()
-                     if not line.startswith("from __future__")).strip() + "\n"
+    text = "\n".join(line for line in body.splitlines()
+                      if not line.startswith("from __future__")).strip() + "\n"
+    # Helpers whose one definition lives in rulelang.runtime are copied in by source.
+    for fn in (runtime.path_cost,):
+        src = inspect.getsource(fn).replace(f"def {fn.__name__}(", f"def _{fn.__name__}(", 1)
+        text += "\n\n" + src
+    return text
 
 
 def _environment() -> jinja2.Environment:
@@ -127,6 +133,12 @@ def compile_program(program: Program, game=None) -> str:
             constants.append(f"_NB_{ident(name)} = {_safe_repr([list(x) for x in nb])}")
             masks = [sum(1 << j for j in x) for x in nb]
             constants.append(f"_NBM_{ident(name)} = {_safe_repr(tuple(masks))}")
+    for name in program.graphs:
+        adj = consts.graphs[name]
+        constants.append(f"_G_{ident(name)} = {_safe_repr(adj)}")
+        constants.append(f"_GN_{ident(name)} = {_safe_repr([[v for v, _w in x] for x in adj])}")
+        costs = {(a, b): w for a, x in enumerate(adj) for b, w in x}
+        constants.append(f"_GE_{ident(name)} = {_safe_repr(costs)}")
     for name, d in program.consts.items():
         t = T.strip(em.t(d.value)) if d.value in program.types else None
         ct = em.p.types.get(d.value, t)
@@ -204,6 +216,8 @@ def compile_program(program: Program, game=None) -> str:
         c = Ctx({program.slots[sd]: "p"})
         return [f"return {em.conv(sd.expr, c, T.INT)}  # rules:{sd.span.line}"]
 
+    # Emit everything before rendering: emission registers the location constants.
+    score_lines, tiebreak_lines = scorer(program.score), scorer(program.tiebreak)
     params_shown = {n: consts.params[n] for n in program.params}
     text = _environment().get_template("engine.py.j2").render(
         game_name=program.name, version=__version__, source_name=program.filename,
@@ -216,10 +230,13 @@ def compile_program(program: Program, game=None) -> str:
         functions=functions, blocks=blocks, block_table=block_table, pauses=pauses,
         choose_pcs=choose_pcs, chance_pcs=chance_pcs, secret=secret, vars_table=vars_table,
         scopes=scopes, loops=loops, slot_attrs=slots_of, init=init, all_attrs=all_attrs,
-        option_names={pc: tuple(o.name for o in low.code[pc].node.options)
-                      for pc in choose_pcs},
-        clone=clone, local_attrs=tuple(local_attrs), score=scorer(program.score),
-        tiebreak=scorer(program.tiebreak))
+        end_options={pc: tuple(i for i, o in enumerate(low.code[pc].node.options)
+                               if o.name in program.end_actions)
+                     for pc in choose_pcs
+                     if any(o.name in program.end_actions for o in low.code[pc].node.options)},
+        apply_table=[f"_p{pc}" if pc in low.pauses else "None" for pc in range(len(low.code))],
+        clone=clone, local_attrs=tuple(local_attrs), score=score_lines,
+        tiebreak=tiebreak_lines)
     return text + _line_map(text)
 
 

@@ -1,9 +1,16 @@
 """Python emitter: expressions and statements of a checked program as specialised Python code.
 
-`emit_<Node>` writes one AST node; the flow is emitted from the lowered instruction list, one
-function per basic block. Values: ints/bools as such, enum and grid members and players as their
-index, sets as int bit masks, lists and arrays as Python lists (copied whenever a stored value is
-read into another place, so the value semantics of the interpreter hold).
+`emit_<Node>` writes one AST node. Values: ints/bools as such, enum and grid members and players
+as their index, sets as int bit masks, lists and arrays as Python lists (copied whenever a stored
+value is read into another place, so the value semantics of the interpreter hold).
+
+Where code runs as statements (flow blocks, def bodies, legal-action functions) an expression is
+emitted with a `Sink`: aggregates and comprehensions become plain loops, small expression-bodied
+defs are inlined, and `and`/`or`/`if-then-else` around such code become `if` statements. The
+order in which sub-expressions run, and so which run-time fault comes first, is the interpreter's:
+a value computed before a later sibling's statements is kept in a temporary unless it cannot
+fault (`Emitter.safe`). The flow is emitted from the lowered instruction list: one function per
+entry point, with the basic blocks it leads to inlined up to a back edge or a pause.
 """
 
 from __future__ import annotations
@@ -29,11 +36,24 @@ from rulelang.lower import (
     SetPhase,
 )
 
+# Builtins that cannot fault on arguments that are not none.
+_SAFE_BUILTINS = frozenset({"len", "min", "max", "abs", "seats_from", "next_seat", "as_list",
+                            "neighbors", "connected"})
+# The comparison that is true exactly when the given one is false.
+_FLIP = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<", "in": "not in",
+         "not in": "in"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Code that reads one name or is a literal: evaluating it later or twice changes nothing.
+_SIMPLE = re.compile(r"(?:s\.)?[A-Za-z_][A-Za-z0-9_]*\Z|-?[0-9]+\Z")
 
 # Expression nodes that always produce a fresh value (no copy needed when stored).
 _FRESH = (ast.ListLit, ast.SetLit, ast.Comp, ast.Range, ast.Sort, ast.Agg, ast.BinOp,
           ast.IntLit, ast.BoolLit, ast.NoneLit, ast.Neg, ast.Not)
+
+# Expression-bodied defs up to this many AST nodes (callees included) are inlined in statements.
+INLINE_NODES = 120
+# Flow blocks of at most this many statements are copied into every function that reaches them.
+SMALL_BLOCK = 3
 
 
 class EmitError(Exception):
@@ -56,15 +76,74 @@ def loc(span: Span) -> str:
     return f"{span.file}:{span.line}:{span.col}"
 
 
+class _Fn:
+    """One generated function: hands out its temporary names."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def tmp(self) -> str:
+        self.n += 1
+        return f"_t{self.n}"
+
+
+class Sink:
+    """Statement lines of one generated function at one indentation."""
+
+    def __init__(self, fn: _Fn, ind: int, lines: list[str] | None = None) -> None:
+        self.fn = fn
+        self.ind = ind
+        self.lines = [] if lines is None else lines
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.ind + line)
+
+    def tmp(self) -> str:
+        return self.fn.tmp()
+
+    def deeper(self, n: int = 1) -> Sink:
+        """The same lines, n levels further in."""
+        return Sink(self.fn, self.ind + n, self.lines)
+
+    def scratch(self, n: int = 0) -> Sink:
+        """New lines (spliced in later by the caller), n levels further in."""
+        return Sink(self.fn, self.ind + n)
+
+
+@dataclass
+class _Hoist:
+    """Loop-invariant code motion inside a legal-action function (see Emitter.choose_functions).
+
+    levels[i] holds the values computed at loop level i - 1 (level -1: before every loop).
+    """
+
+    levels: list[Sink]
+    param_level: dict[str, int]
+    cur: int
+    shared: dict[int, str] = field(default_factory=dict)  # node id -> temp at level -1
+
+    def at(self, level: int) -> _Hoist:
+        return _Hoist(self.levels, self.param_level, level, self.shared)
+
+
 @dataclass
 class Ctx:
-    """Where locals live: flow locals on the state (s.l_x), def and loop locals in Python."""
+    """Where locals live (flow locals on the state, def and loop locals in Python) and where
+    statements computing sub-expressions go (sink None: a pure Python expression is needed)."""
 
-    py: dict[str, str] = field(default_factory=dict)  # slot -> Python local name
+    py: dict[str, str] = field(default_factory=dict)  # slot -> Python code reading it
+    sink: Sink | None = None
+    hoist: _Hoist | None = None
 
     def with_local(self, slot: str) -> tuple[Ctx, str]:
         name = "v_" + slot_attr(slot)[2:]
-        return Ctx({**self.py, slot: name}), name
+        return Ctx({**self.py, slot: name}, self.sink, self.hoist), name
+
+    def at(self, sink: Sink | None) -> Ctx:
+        return Ctx(self.py, sink, self.hoist)
+
+    def pure(self) -> Ctx:
+        return Ctx(self.py, None, self.hoist)
 
 
 class Emitter:
@@ -73,6 +152,10 @@ class Emitter:
         self.low = lowered
         self.k = consts  # the interpreter's Game: constant values folded by the reference
         self.where: dict[str, str] = {}  # location string -> constant name
+        self._safe: dict[int, bool] = {}
+        self._def_safe: dict[str, bool] = {}
+        self._free: dict[int, frozenset] = {}
+        self._size: dict[str, int] = {}
 
     # -- helpers
     def t(self, e) -> T.Type:
@@ -161,6 +244,15 @@ class Emitter:
             return "(False, True)"
         raise EmitError(f"no domain for {t}")
 
+    def bits_fn(self, set_type: T.Type) -> str:
+        """Members of a set value in ascending order: a table lookup for small enums."""
+        elem = T.strip(set_type).elem
+        if elem is not None and elem.kind == "enum" and len(self.p.enums[elem.name].members) <= 8:
+            return "_SMALL_BITS"
+        if elem is not None and elem.kind == "bool":
+            return "_SMALL_BITS"
+        return "_bits"
+
     def iter_code(self, e, c: Ctx, snapshot: bool = False) -> str:
         ref = self.p.refs.get(e) if isinstance(e, ast.Name) else None
         if ref is not None and ref[0] == "enum_all":
@@ -168,17 +260,307 @@ class Emitter:
         code = self.nn(e, c)
         kind = T.strip(self.t(e)).kind
         if kind == "set":
-            return f"_bits({code})"
+            fn = self.bits_fn(self.t(e))
+            return f"{fn}[{code}]" if fn == "_SMALL_BITS" else f"_bits({code})"
         if snapshot and not isinstance(e, _FRESH):
             return f"list({code})"
         return code
 
+    def iter_safe(self, e) -> bool:
+        return self.safe(e) and not self.optional(e)
+
+    # -- analysis: which expressions cannot fault, and which locals they read
+    def safe(self, e) -> bool:
+        """Whether evaluating e can never raise (and always ends): such code may be moved,
+        evaluated early or skipped without changing which run-time fault is reported."""
+        key = id(e)
+        if key not in self._safe:
+            self._safe[key] = self._compute_safe(e)
+        return self._safe[key]
+
+    def _ok(self, e) -> bool:
+        """Safe and never none (so a none check on it cannot fail either)."""
+        return self.safe(e) and not self.optional(e)
+
+    def _compute_safe(self, e) -> bool:
+        if isinstance(e, ast.IntLit | ast.BoolLit | ast.NoneLit | ast.Name):
+            return True
+        if isinstance(e, ast.CondExpr):
+            return self.safe(e.cond) and self.safe(e.then) and self.safe(e.orelse)
+        if isinstance(e, ast.BinOp):
+            op = e.op
+            if op in ("and", "or", "==", "!="):
+                return self.safe(e.left) and self.safe(e.right)
+            if op in ("in", "not in"):
+                if T.strip(self.t(e.right)).kind == "set":
+                    return self._ok(e.left) and self._ok(e.right)
+                return self.safe(e.left) and self._ok(e.right)
+            if op in ("//", "%"):
+                return (isinstance(e.right, ast.IntLit) and e.right.value != 0
+                        and self._ok(e.left))
+            return self._ok(e.left) and self._ok(e.right)
+        if isinstance(e, ast.Not):
+            return self.safe(e.operand)
+        if isinstance(e, ast.Neg):
+            return self._ok(e.operand)
+        if isinstance(e, ast.Range):
+            step_ok = e.step is None or (isinstance(e.step, ast.IntLit) and e.step.value > 0)
+            return step_ok and self._ok(e.lo) and self._ok(e.hi)
+        if isinstance(e, ast.Index):
+            return (T.strip(self.t(e.obj)).kind == "array" and self._ok(e.obj)
+                    and self._ok(e.index))
+        if isinstance(e, ast.Attr):
+            if self.p.refs[e][0] == "member":
+                return True
+            return self._ok(e.obj)
+        if isinstance(e, ast.Call):
+            return self._call_safe(e)
+        if isinstance(e, ast.Agg):
+            if e.func in ("min", "max"):
+                return False
+            if not self._iter_ok(e.iter) or (e.cond is not None and not self.safe(e.cond)):
+                return False
+            if e.func == "sum":
+                return self._ok(e.elem)
+            return self.safe(e.elem)
+        if isinstance(e, ast.Sort):
+            return self._iter_ok(e.iter) and all(self._ok(k.key) for k in e.keys)
+        if isinstance(e, ast.ListLit):
+            elem = T.strip(self.t(e)).elem
+            if elem is None or elem.kind in ("opt", "none", "any"):
+                return all(self.safe(x) for x in e.items)
+            return all(self._ok(x) for x in e.items)
+        if isinstance(e, ast.SetLit):
+            return all(self._ok(x) for x in e.items)
+        if isinstance(e, ast.Comp):
+            if not self._iter_ok(e.iter) or (e.cond is not None and not self.safe(e.cond)):
+                return False
+            if e.kind == "set":
+                return self.safe(e.elem) and not self.elem_optional(e)
+            elem_t = T.strip(self.t(e)).elem
+            if elem_t.kind in ("opt", "none", "any"):
+                return self.safe(e.elem)
+            return self._ok(e.elem)
+        return False
+
+    def _iter_ok(self, e) -> bool:
+        ref = self.p.refs.get(e) if isinstance(e, ast.Name) else None
+        if ref is not None and ref[0] == "enum_all":
+            return True
+        return self._ok(e)
+
+    def _call_safe(self, e: ast.Call) -> bool:
+        ref = self.p.refs[e]
+        if ref[0] == "def":
+            d = self.p.defs[ref[1]]
+            for a, f in zip(e.args, d.params):
+                want = self.p.slot_types[self.p.slots[f]]
+                if not self.safe(a):
+                    return False
+                if want.kind not in ("opt", "none", "any") and self.optional(a):
+                    return False
+            return self.def_safe(d)
+        if not all(self._ok(a) for a in e.args):
+            return False
+        if ref[0] == "table":
+            rows = self.k.table_rows[ref[1]]
+            return any(all(k[0] == "any" for k in keys) for keys, _v in rows)
+        if e.name in ("ceil_div", "round_up", "round_down"):
+            b = e.args[1]
+            return isinstance(b, ast.IntLit) and b.value != 0
+        return e.name in _SAFE_BUILTINS
+
+    def def_safe(self, d: ast.DefDecl) -> bool:
+        if d.name not in self._def_safe:
+            self._def_safe[d.name] = False  # defs do not recurse; this only guards the cache
+            ret = self.p.def_ret[d.name]
+            if isinstance(d.body, ast.Block):
+                ok = self._block_safe(d.body, ret)
+            else:
+                ok = self.safe(d.body) and not (
+                    ret.kind not in ("opt", "none", "any") and self.optional(d.body))
+            self._def_safe[d.name] = ok
+        return self._def_safe[d.name]
+
+    def _block_safe(self, b: ast.Block, ret: T.Type) -> bool:
+        for s in b.stmts:
+            if isinstance(s, ast.Let):
+                want = self.p.slot_types[self.p.slots[s]]
+                if not self.safe(s.value) or (
+                        want.kind not in ("opt", "none", "any") and self.optional(s.value)):
+                    return False
+            elif isinstance(s, ast.Return):
+                if not self.safe(s.value) or (
+                        ret.kind not in ("opt", "none", "any") and self.optional(s.value)):
+                    return False
+            elif isinstance(s, ast.If):
+                for cond, body in s.branches:
+                    if not self.safe(cond) or not self._block_safe(body, ret):
+                        return False
+                if s.orelse is not None and not self._block_safe(s.orelse, ret):
+                    return False
+            elif isinstance(s, ast.For):
+                if not self._iter_ok(s.iter) or not self._block_safe(s.body, ret):
+                    return False
+            elif isinstance(s, ast.Break):
+                pass
+            else:  # assignments to locals, loops that may not end, fail, ...
+                return False
+        return True
+
+    def elem_optional(self, e) -> bool:
+        """Whether the element of a set comprehension may be none: not when the filter is
+        `x != none` (possibly among others joined by `and`) for the very same expression x."""
+        if not self.optional(e.elem):
+            return False
+        conds = _conjuncts(e.cond) if e.cond is not None else []
+        for cnd in conds:
+            if (isinstance(cnd, ast.BinOp) and cnd.op == "!="
+                    and isinstance(cnd.right, ast.NoneLit) and self.same(cnd.left, e.elem)):
+                return False
+        return True
+
+    def same(self, a, b) -> bool:
+        """Structural equality of two expressions (names compared by what they refer to)."""
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, ast.Name):
+            return self.p.refs.get(a) == self.p.refs.get(b)
+        if isinstance(a, ast.IntLit | ast.BoolLit):
+            return a.value == b.value
+        if isinstance(a, ast.Index):
+            return self.same(a.obj, b.obj) and self.same(a.index, b.index)
+        if isinstance(a, ast.Attr):
+            return self.p.refs.get(a) == self.p.refs.get(b) and self.same(a.obj, b.obj)
+        return False
+
+    def free(self, e) -> frozenset:
+        """Local slots an expression reads (those it binds itself excluded)."""
+        key = id(e)
+        if key in self._free:
+            return self._free[key]
+        out: set[str] = set()
+        if isinstance(e, ast.Name):
+            ref = self.p.refs.get(e)
+            if ref is not None and ref[0] == "local":
+                out.add(ref[1])
+        elif isinstance(e, ast.Agg | ast.Comp | ast.Sort):
+            inner = set(self.free(e.iter))
+            parts = [k.key for k in e.keys] if isinstance(e, ast.Sort) else [e.elem, e.cond]
+            bound = self.p.slots[e]
+            for x in parts:
+                if x is not None:
+                    inner |= self.free(x) - {bound}
+            out = inner
+        else:
+            for x in _children(e):
+                out |= self.free(x)
+        res = frozenset(out)
+        self._free[key] = res
+        return res
+
+    def size(self, e) -> int:
+        """AST nodes of an expression, with the bodies of inlinable defs it calls."""
+        n = 1
+        if isinstance(e, ast.Call):
+            ref = self.p.refs[e]
+            if ref[0] == "def":
+                d = self.p.defs[ref[1]]
+                if not isinstance(d.body, ast.Block):
+                    n += self.def_size(d)
+        for x in _children(e):
+            n += self.size(x)
+        return n
+
+    def def_size(self, d: ast.DefDecl) -> int:
+        if d.name not in self._size:
+            self._size[d.name] = 10**6
+            self._size[d.name] = self.size(d.body)
+        return self._size[d.name]
+
+    def inlinable(self, d: ast.DefDecl) -> bool:
+        return not isinstance(d.body, ast.Block) and self.def_size(d) <= INLINE_NODES
+
+    # -- ordered evaluation of sub-expressions
+    def seq(self, c: Ctx, parts: list) -> list[str]:
+        """Code of sub-expressions that run in this order: parts are (emit(ctx) -> code, safe).
+
+        In statement context a part may put statements into the sink; every earlier part that
+        could fault is then evaluated into a temporary first, so faults keep their order.
+        """
+        if c.sink is None:
+            return [f(c) for f, _safe in parts]
+        done = []
+        for f, is_safe in parts:
+            sk = c.sink.scratch()
+            code = f(c.at(sk))
+            done.append((code, sk.lines, is_safe))
+        last = max((i for i, d in enumerate(done) if d[1]), default=-1)
+        codes = []
+        for i, (code, lines, is_safe) in enumerate(done):
+            c.sink.lines.extend(lines)
+            if i < last and not is_safe and not _SIMPLE.match(code):
+                t = c.sink.tmp()
+                c.sink.emit(f"{t} = {code}")
+                code = t
+            codes.append(code)
+        return codes
+
+    def _part_nn(self, e):
+        return (lambda cc: self.nn(e, cc)), self._ok(e)
+
+    def _part_ex(self, e):
+        return (lambda cc: self.ex(e, cc)), self.safe(e)
+
     # -- expressions
     def ex(self, e, c: Ctx) -> str:
+        if c.hoist is not None and c.sink is not None:
+            code = self.try_hoist(e, c)
+            if code is not None:
+                return code
         fn = getattr(self, "emit_" + type(e).__name__, None)
         if fn is None:
             raise EmitError(f"no emitter for {type(e).__name__}")
         return fn(e, c)
+
+    def ex_not(self, e, c: Ctx) -> str:
+        """Code of `not e`, with comparisons flipped instead of negated (ints are totally
+        ordered, so `not a < b` is `a >= b`; both evaluate the same operands in the same order)."""
+        if c.hoist is not None and c.sink is not None:
+            code = self.try_hoist(e, c)
+            if code is not None:
+                return f"(not {code})"
+        if isinstance(e, ast.Not):
+            return self.ex(e.operand, c)
+        if isinstance(e, ast.BinOp) and e.op in _FLIP:
+            return self.emit_BinOp(e, c, negate=True)
+        return f"(not {self.ex(e, c)})"
+
+    def try_hoist(self, e, c: Ctx) -> str | None:
+        """A loop-invariant expression that cannot fault, computed once at the outermost loop
+        level where all it reads is bound (None: compute it here)."""
+        h = c.hoist
+        if isinstance(e, ast.IntLit | ast.BoolLit | ast.NoneLit | ast.Name):
+            return None
+        if isinstance(e, ast.Attr) and self.p.refs[e][0] == "member":
+            return None
+        level = -1
+        for slot in self.free(e):
+            if slot in h.param_level:
+                level = max(level, h.param_level[slot])
+            elif slot in c.py:  # bound inside the expression being emitted
+                return None
+        if level >= h.cur or not self.safe(e):
+            return None
+        if level == -1 and id(e) in h.shared:
+            return h.shared[id(e)]
+        sink = h.levels[level + 1]
+        code = self.ex(e, Ctx(c.py, sink, h.at(level)))
+        t = sink.tmp()
+        sink.emit(f"{t} = {code}")
+        if level == -1:
+            h.shared[id(e)] = t
+        return t
 
     def emit_IntLit(self, e, c):
         return repr(e.value)
@@ -207,31 +589,64 @@ class Emitter:
             return repr(ref[2])
         if kind == "enum_all":
             return repr((1 << len(self.p.enums[ref[1]].members)) - 1)
+        if kind == "graph":
+            return f"_G_{ident(ref[1])}"
         if kind == "players":
             return "s._players"
         if kind == "num_players":
             return "s.n"
         raise EmitError(ref)
 
-    def emit_CondExpr(self, e, c):
-        return f"({self.ex(e.then, c)} if {self.ex(e.cond, c)} else {self.ex(e.orelse, c)})"
+    def _branch(self, e, c: Ctx, emit) -> tuple[str, list[str]]:
+        """Code of e evaluated only on one branch: (code, statements one level further in)."""
+        if c.sink is None:
+            return emit(e, c), []
+        sk = c.sink.scratch(1)
+        return emit(e, c.at(sk)), sk.lines
 
-    def emit_BinOp(self, e, c):
-        op = e.op
+    def emit_CondExpr(self, e, c):
+        cond = self.ex(e.cond, c)
+        a, a_lines = self._branch(e.then, c, self.ex)
+        b, b_lines = self._branch(e.orelse, c, self.ex)
+        if not a_lines and not b_lines:
+            return f"({a} if {cond} else {b})"
+        t = c.sink.tmp()
+        c.sink.emit(f"if {cond}:")
+        c.sink.lines.extend(a_lines)
+        c.sink.emit(f"    {t} = {a}")
+        c.sink.emit("else:")
+        c.sink.lines.extend(b_lines)
+        c.sink.emit(f"    {t} = {b}")
+        return t
+
+    def emit_BinOp(self, e, c, negate: bool = False):
+        op = _FLIP[e.op] if negate else e.op
         if op in ("and", "or"):
-            return f"({self.ex(e.left, c)} {op} {self.ex(e.right, c)})"
+            a = self.ex(e.left, c)
+            b, b_lines = self._branch(e.right, c, self.ex)
+            if not b_lines:
+                return f"({a} {op} {b})"
+            t = c.sink.tmp()
+            c.sink.emit(f"{t} = {a}")
+            c.sink.emit(f"if {'' if op == 'and' else 'not '}{t}:")
+            c.sink.lines.extend(b_lines)
+            c.sink.emit(f"    {t} = {b}")
+            return t
         if op in ("in", "not in"):
             rt = T.strip(self.t(e.right))
             if rt.kind == "set":
-                test = f"(({self.nn(e.right, c)} >> {self.nn(e.left, c)}) & 1)"
-                return f"({test} == {1 if op == 'in' else 0})"
-            return f"({self.ex(e.left, c)} {op} {self.nn(e.right, c)})"
+                a, b = self.seq(c, [self._part_nn(e.left), self._part_nn(e.right)])
+                # (1 << a) first: the element is evaluated (and none-checked) before the set.
+                return f"(((1 << {a}) & {b}) {'!=' if op == 'in' else '=='} 0)"
+            a, b = self.seq(c, [self._part_ex(e.left), self._part_nn(e.right)])
+            return f"({a} {op} {b})"
         if op in ("==", "!="):
             if isinstance(e.right, ast.NoneLit) or isinstance(e.left, ast.NoneLit):
                 other = e.left if isinstance(e.right, ast.NoneLit) else e.right
                 return f"({self.ex(other, c)} is {'' if op == '==' else 'not '}None)"
-            return f"({self.ex(e.left, c)} {op} {self.ex(e.right, c)})"
-        a, b = self.nn(e.left, c), self.nn(e.right, c)
+            a, b = self.seq(c, [self._part_ex(e.left), self._part_ex(e.right)])
+            return f"({a} {op} {b})"
+        a, b = self.seq(c, [self._part_nn(e.left), self._part_nn(e.right)])
         if op in ("<", "<=", ">", ">="):
             return f"({a} {op} {b})"
         lt = T.strip(self.t(e.left))
@@ -245,21 +660,26 @@ class Emitter:
         return f"{fn}({a}, {b}, {self.L(e.span)})"
 
     def emit_Not(self, e, c):
-        return f"(not {self.ex(e.operand, c)})"
+        return self.ex_not(e.operand, c)
 
     def emit_Neg(self, e, c):
         return f"(-{self.nn(e.operand, c)})"
 
     def emit_Range(self, e, c):
-        lo, hi = self.nn(e.lo, c), self.nn(e.hi, c)
+        parts = [self._part_nn(e.lo), self._part_nn(e.hi)]
+        literal_step = isinstance(e.step, ast.IntLit) and e.step.value > 0
+        if e.step is not None and not literal_step:
+            parts.append(self._part_nn(e.step))
+        codes = self.seq(c, parts)
+        lo, hi = codes[0], codes[1]
         if e.step is None:
             return f"list(range({lo}, {hi} + 1))"
-        if isinstance(e.step, ast.IntLit) and e.step.value > 0:
+        if literal_step:
             return f"list(range({lo}, {hi} + 1, {e.step.value}))"
-        return f"_range({lo}, {hi}, {self.nn(e.step, c)}, {self.L(e.span)})"
+        return f"_range({lo}, {hi}, {codes[2]}, {self.L(e.span)})"
 
     def emit_Index(self, e, c):
-        obj, ix = self.nn(e.obj, c), self.nn(e.index, c)
+        obj, ix = self.seq(c, [self._part_nn(e.obj), self._part_nn(e.index)])
         if T.strip(self.t(e.obj)).kind == "list":
             return f"_lix({obj}, {ix}, {self.L(e.span)})"
         return f"{obj}[{ix}]"
@@ -281,10 +701,17 @@ class Emitter:
         ref = self.p.refs[e]
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
-            args = [self.conv(a, c, self.p.slot_types[self.p.slots[f]])
-                    for a, f in zip(e.args, d.params)]
+            if c.sink is not None and self.inlinable(d):
+                return self.inline_call(e, d, c)
+            parts = []
+            for a, f in zip(e.args, d.params):
+                want = self.p.slot_types[self.p.slots[f]]
+                is_safe = self.safe(a) and not (
+                    want.kind not in ("opt", "none", "any") and self.optional(a))
+                parts.append(((lambda cc, a=a, want=want: self.conv(a, cc, want)), is_safe))
+            args = self.seq(c, parts)
             return f"_d_{ident(d.name)}({', '.join(['s', *args])})"
-        args = [self.nn(a, c) for a in e.args]
+        args = self.seq(c, [self._part_nn(a) for a in e.args])
         if ref[0] == "table":
             return f"_t_{ident(ref[1])}({', '.join(args)}, {self.L(e.span)})"
         n = e.name
@@ -307,6 +734,17 @@ class Emitter:
             return f"s._seats[{args[0]}]"
         if n == "next_seat":
             return f"(({args[0]}) + 1) % s.n"
+        if n in ("path_cost", "edge_cost", "graph_neighbors"):
+            g = ident(T.strip(self.t(e.args[0])).name)
+            if n == "edge_cost":
+                return f"_GE_{g}.get(({args[1]}, {args[2]}))"
+            if n == "graph_neighbors":
+                return f"_GN_{g}[{args[1]}]"
+            src = args[1]
+            if T.strip(self.t(e.args[1])).kind == "set":
+                src = f"_bits({src})"
+            allowed = f"frozenset(_bits({args[3]}))" if len(args) > 3 else "None"
+            return f"_path_cost(_G_{g}, {src}, {args[2]}, {allowed})"
         if n == "as_list":
             if T.strip(self.t(e.args[0])).kind == "set":
                 return f"list(_bits({args[0]}))"
@@ -318,13 +756,83 @@ class Emitter:
             return f"_connected({args[0]}, {args[1]}, _NBM_{grid})"
         raise EmitError(f"no emitter for builtin {n}")
 
+    def inline_call(self, e: ast.Call, d: ast.DefDecl, c: Ctx) -> str:
+        """An expression-bodied def expanded in place: arguments are evaluated (and none-checked)
+        first, in order, then the body with the parameters bound to them. An expression body
+        cannot change its arguments, so list arguments need no copy."""
+        parts = []
+        for a, f in zip(e.args, d.params):
+            want = self.p.slot_types[self.p.slots[f]]
+            if want.kind in ("opt", "none", "any"):
+                parts.append(self._part_ex(a))
+            else:
+                parts.append(self._part_nn(a))
+        codes = self.seq(c, parts)
+        py = {}
+        for f, code in zip(d.params, codes):
+            if not _SIMPLE.match(code):
+                t = c.sink.tmp()
+                c.sink.emit(f"{t} = {code}")
+                code = t
+            py[self.p.slots[f]] = code
+        inner = Ctx(py, c.sink, c.hoist)
+        return self.conv(d.body, inner, self.p.def_ret[d.name])
+
     def _gen(self, e, c: Ctx, elem_code_fn) -> tuple[str, Ctx]:
         inner, var = c.with_local(self.p.slots[e])
         it = self.iter_code(e.iter, c)
         cond = f" if {self.ex(e.cond, inner)}" if e.cond is not None else ""
         return f"{elem_code_fn(inner)} for {var} in {it}{cond}", inner
 
+    def _loop(self, e, c: Ctx) -> Ctx:
+        """`for var in iter:` (and `if not cond: continue`) in the sink; the body's context."""
+        it = self.iter_code(e.iter, c)
+        inner, var = c.with_local(self.p.slots[e])
+        c.sink.emit(f"for {var} in {it}:")
+        body = c.sink.deeper()
+        ic = inner.at(body)
+        if e.cond is not None:
+            body.emit(f"if {self.ex_not(e.cond, ic)}:")
+            body.emit("    continue")
+        return ic
+
     def emit_Agg(self, e, c):
+        f = e.func
+        w = self.L(e.span)
+        if c.sink is None:
+            return self._agg_expr(e, c)
+        sk = c.sink
+        t = sk.tmp()
+        init = {"count": "0", "sum": "0", "any": "False", "all": "True"}.get(f, "None")
+        sk.emit(f"{t} = {init}")
+        ic = self._loop(e, c)
+        body = ic.sink
+        if f == "count":
+            body.emit(f"if {self.ex(e.elem, ic)}:")
+            body.emit(f"    {t} += 1")
+        elif f == "sum":
+            body.emit(f"{t} += {self.nn(e.elem, ic)}")
+        elif f in ("any", "all"):
+            # The interpreter evaluates every element before it decides: stop early only when
+            # the remaining elements cannot fault.
+            code = self.ex(e.elem, ic) if f == "any" else self.ex_not(e.elem, ic)
+            body.emit(f"if {code}:")
+            body.emit(f"    {t} = {'True' if f == 'any' else 'False'}")
+            if self.safe(e.elem):
+                body.emit("    break")
+        elif f == "first":
+            body.emit(f"{t} = {self.ex(e.elem, ic)}")
+            body.emit("break")
+        else:
+            v = sk.tmp()
+            body.emit(f"{v} = {self.nn(e.elem, ic)}")
+            body.emit(f"if {t} is None or {v} {'<' if f == 'min' else '>'} {t}:")
+            body.emit(f"    {t} = {v}")
+            sk.emit(f"if {t} is None:")
+            sk.emit(f"    raise RulesRuntimeError({f + '() of an empty collection'!r}, {w})")
+        return t
+
+    def _agg_expr(self, e, c):
         f = e.func
         w = self.L(e.span)
         if f == "count":
@@ -336,43 +844,79 @@ class Emitter:
                     f"if {' and '.join(conds)})")
         if f in ("any", "all"):
             gen, _ = self._gen(e, c, lambda inner: self.ex(e.elem, inner))
-            return f"{f}({gen})"
+            # every element is evaluated first unless none of them can fault
+            return f"{f}({gen})" if self.safe(e.elem) else f"{f}([{gen}])"
         if f == "first":
             gen, _ = self._gen(e, c, lambda inner: self.ex(e.elem, inner))
             return f"next(({gen}), None)"
         gen, _ = self._gen(e, c, lambda inner: self.nn(e.elem, inner))
         if f == "sum":
             return f"sum({gen})"
-        return f"_agg(({gen}), {f}, {f!r}, {w})"
+        return f"_agg([{gen}], {f}, {f!r}, {w})"
 
     def emit_Sort(self, e, c):
-        inner, var = c.with_local(self.p.slots[e])
+        it = self.iter_code(e.iter, c)
+        inner, var = c.pure().with_local(self.p.slots[e])
         keys = []
         for k in e.keys:
             code = self.nn(k.key, inner)
             keys.append(f"-{code}" if k.descending else code)
-        return (f"sorted({self.iter_code(e.iter, c)}, key=lambda {var}: "
-                f"({', '.join(keys)},))")
+        return f"sorted({it}, key=lambda {var}: ({', '.join(keys)},))"
 
     def emit_ListLit(self, e, c):
         elem = T.strip(self.t(e)).elem
-        return "[" + ", ".join(self.conv(x, c, elem) for x in e.items) + "]"
+        parts = []
+        for x in e.items:
+            is_safe = self.safe(x) and not (
+                elem.kind not in ("opt", "none", "any") and self.optional(x))
+            parts.append(((lambda cc, x=x: self.conv(x, cc, elem)), is_safe))
+        return "[" + ", ".join(self.seq(c, parts)) + "]"
 
     def emit_SetLit(self, e, c):
         if not e.items:
             return "0"
         if any(self.optional(x) for x in e.items):
-            items = ", ".join(self.ex(x, c) for x in e.items)
+            items = ", ".join(self.seq(c, [self._part_ex(x) for x in e.items]))
             return f"_setof(({items},), {self.L(e.span)})"
-        return "(" + " | ".join(f"(1 << {self.ex(x, c)})" for x in e.items) + ")"
+        codes = self.seq(c, [self._part_ex(x) for x in e.items])
+        return "(" + " | ".join(f"(1 << {x})" for x in codes) + ")"
 
     def emit_Comp(self, e, c):
+        if c.sink is None:
+            if e.kind == "list":
+                elem_t = T.strip(self.t(e)).elem
+                gen, _ = self._gen(e, c, lambda inner: self.conv(e.elem, inner, elem_t))
+                return f"[{gen}]"
+            gen, _ = self._gen(e, c, lambda inner: self.ex(e.elem, inner))
+            if not self.elem_optional(e):
+                return f"_setof_nn({gen})"
+            return f"_setof([{gen}], {self.L(e.elem.span)})"
+        sk = c.sink
+        t = sk.tmp()
         if e.kind == "list":
             elem_t = T.strip(self.t(e)).elem
-            gen, _ = self._gen(e, c, lambda inner: self.conv(e.elem, inner, elem_t))
-            return f"[{gen}]"
-        gen, _ = self._gen(e, c, lambda inner: self.ex(e.elem, inner))
-        return f"_setof(({gen}), {self.L(e.elem.span)})"
+            sk.emit(f"{t} = []")
+            ic = self._loop(e, c)
+            ic.sink.emit(f"{t}.append({self.conv(e.elem, ic, elem_t)})")
+            return t
+        sk.emit(f"{t} = 0")
+        if not self.elem_optional(e):
+            ic = self._loop(e, c)
+            ic.sink.emit(f"{t} |= 1 << {self.ex(e.elem, ic)}")
+            return t
+        # The interpreter collects every element, then rejects a none among them.
+        bad = sk.tmp()
+        sk.emit(f"{bad} = False")
+        ic = self._loop(e, c)
+        v = sk.tmp()
+        ic.sink.emit(f"{v} = {self.ex(e.elem, ic)}")
+        ic.sink.emit(f"if {v} is None:")
+        ic.sink.emit(f"    {bad} = True")
+        ic.sink.emit("else:")
+        ic.sink.emit(f"    {t} |= 1 << {v}")
+        sk.emit(f"if {bad}:")
+        sk.emit(f"    raise RulesRuntimeError('a set cannot hold none', {self.L(e.elem.span)})")
+        return t
 
     # -- statements
     def target(self, lv: ast.LValue, c: Ctx) -> str:
@@ -394,6 +938,33 @@ class Emitter:
             t = t.elem
         return code
 
+    def _target_safe(self, lv: ast.LValue) -> bool:
+        ref = self.p.refs[lv]
+        t = self.p.slot_types[ref[1]] if ref[0] == "local" else self.p.state_types[ref[1]]
+        for ix in lv.indices:
+            t = T.strip(t)
+            if t.kind == "list" or not self._ok(ix):
+                return False
+            t = t.elem
+        return True
+
+    def _value_then_target(self, s, c: Ctx, value_fn, value_safe: bool,
+                           old_checked: bool = False) -> tuple[str, str]:
+        """(value code, target code) for a statement that evaluates its value before the indexes
+        of its target (as the interpreter does), whatever order Python uses for the final line.
+        old_checked: the final line none-checks the old value before it reads the new one."""
+        sk = c.sink
+        v = value_fn(c)
+        tsk = sk.scratch()
+        tgt = self.target(s.target, c.at(tsk))
+        target_faults = tsk.lines or old_checked or not self._target_safe(s.target)
+        if not value_safe and target_faults and not _SIMPLE.match(v):
+            t = sk.tmp()
+            sk.emit(f"{t} = {v}")
+            v = t
+        sk.lines.extend(tsk.lines)
+        return v, tgt
+
     def stmts(self, stmts, c: Ctx, ind: int, ret: T.Type | None = None) -> list[str]:
         out: list[str] = []
         for s in stmts:
@@ -401,77 +972,128 @@ class Emitter:
         return out or ["    " * ind + "pass"]
 
     def stmt(self, s, c: Ctx, ind: int, ret: T.Type | None = None) -> list[str]:
-        pad = "    " * ind
         fn = getattr(self, "emit_" + type(s).__name__, None)
         if fn is None:
             raise EmitError(f"no emitter for {type(s).__name__}")
-        lines = fn(s, c, ind, ret)
+        sk = Sink(c.sink.fn if c.sink is not None else _Fn(), ind)
+        fn(s, c.at(sk), ret)
+        lines = sk.lines
         # The marker lets the module map a generated line back to its .rules line.
         lines[0] = lines[0] + f"  # rules:{s.span.line}"
-        return [pad + x if not x.startswith(pad) else x for x in lines]
+        return lines
 
-    def emit_Let(self, s, c, ind, ret):
+    def emit_Let(self, s, c, ret):
         slot = self.p.slots[s]
         name = c.py.get(slot) or f"s.{slot_attr(slot)}"
-        return [f"{name} = {self.conv(s.value, c, self.p.slot_types[slot])}"]
+        c.sink.emit(f"{name} = {self.conv(s.value, c, self.p.slot_types[slot])}")
 
-    def emit_Assign(self, s, c, ind, ret):
-        return [f"{self.target(s.target, c)} = {self.conv(s.value, c, self.t(s.target))}"]
+    def emit_Assign(self, s, c, ret):
+        want = self.t(s.target)
+        v = self.conv(s.value, c, want)
+        tsk = c.sink.scratch()
+        tgt = self.target(s.target, c.at(tsk))
+        if tsk.lines and not _SIMPLE.match(v):
+            t = c.sink.tmp()
+            c.sink.emit(f"{t} = {v}")
+            v = t
+        c.sink.lines.extend(tsk.lines)
+        c.sink.emit(f"{tgt} = {v}")
 
-    def emit_AugAssign(self, s, c, ind, ret):
-        tgt = self.target(s.target, c)
-        v = self.nn(s.value, c)
-        if self.t(s.target).kind in ("opt", "any"):
-            return [f"{tgt} = _nn({tgt}, {self.L(s.target.span)}) {s.op} {v}"]
-        return [f"{tgt} {s.op}= {v}"]
+    def emit_AugAssign(self, s, c, ret):
+        optional = self.t(s.target).kind in ("opt", "any")
+        v, tgt = self._value_then_target(s, c, lambda cc: self.nn(s.value, cc),
+                                         self._ok(s.value), optional)
+        if optional:
+            c.sink.emit(f"{tgt} = _nn({tgt}, {self.L(s.target.span)}) {s.op} {v}")
+        else:
+            c.sink.emit(f"{tgt} {s.op}= {v}")
 
-    def emit_Add(self, s, c, ind, ret):
-        tgt = self.target(s.target, c)
+    def emit_Add(self, s, c, ret):
         if self.optional(s.value):
-            return [f"{tgt} |= _setof(({self.ex(s.value, c)},), {self.L(s.value.span)})"]
-        return [f"{tgt} |= 1 << {self.ex(s.value, c)}"]
+            w = self.L(s.value.span)
+            v, tgt = self._value_then_target(
+                s, c, lambda cc: f"_setof(({self.ex(s.value, cc)},), {w})", False)
+            c.sink.emit(f"{tgt} |= {v}")
+            return
+        v, tgt = self._value_then_target(s, c, lambda cc: self.ex(s.value, cc),
+                                         self.safe(s.value))
+        c.sink.emit(f"{tgt} |= 1 << {v}")
 
-    def emit_Remove(self, s, c, ind, ret):
-        tgt = self.target(s.target, c)
+    def emit_Remove(self, s, c, ret):
         if T.strip(self.t(s.target)).kind == "set":
-            return [f"{tgt} = _set_remove({tgt}, {self.nn(s.value, c)}, {self.L(s.span)})"]
-        return [f"_list_remove({tgt}, {self.ex(s.value, c)}, {self.L(s.span)})"]
+            v, tgt = self._value_then_target(s, c, lambda cc: self.nn(s.value, cc),
+                                             self._ok(s.value))
+            c.sink.emit(f"{tgt} = _set_remove({tgt}, {v}, {self.L(s.span)})")
+            return
+        v, tgt = self._value_then_target(s, c, lambda cc: self.ex(s.value, cc),
+                                         self.safe(s.value))
+        c.sink.emit(f"_list_remove({tgt}, {v}, {self.L(s.span)})")
 
-    def emit_Push(self, s, c, ind, ret):
+    def emit_Push(self, s, c, ret):
         elem = T.strip(self.t(s.target)).elem
-        return [f"{self.target(s.target, c)}.append({self.conv(s.value, c, elem)})"]
+        is_safe = self.safe(s.value) and not (
+            elem.kind not in ("opt", "none", "any") and self.optional(s.value))
+        v, tgt = self._value_then_target(s, c, lambda cc: self.conv(s.value, cc, elem), is_safe)
+        c.sink.emit(f"{tgt}.append({v})")
 
-    def emit_If(self, s, c, ind, ret):
-        out = []
+    def emit_If(self, s, c, ret):
+        sk = c.sink
+        cur = sk
         for i, (cond, body) in enumerate(s.branches):
-            out.append(f"{'if' if i == 0 else 'elif'} {self.ex(cond, c)}:")
-            out.extend(self.stmts(body.stmts, c, ind + 1, ret))
+            if i == 0:
+                code = self.ex(cond, c.at(cur))
+                cur.emit(f"if {code}:")
+            else:
+                pre = cur.scratch(1)
+                code = self.ex(cond, c.at(pre))
+                if pre.lines:
+                    # statements before the test: `elif` becomes `else:` + `if`
+                    cur.emit("else:")
+                    cur = cur.deeper()
+                    cur.lines.extend(pre.lines)
+                    cur.emit(f"if {code}:")
+                else:
+                    cur.emit(f"elif {code}:")
+            cur.lines.extend(self.stmts(body.stmts, c.at(cur.deeper()), cur.ind + 1, ret))
         if s.orelse is not None:
-            out.append("else:")
-            out.extend(self.stmts(s.orelse.stmts, c, ind + 1, ret))
-        return out
+            cur.emit("else:")
+            cur.lines.extend(self.stmts(s.orelse.stmts, c.at(cur.deeper()), cur.ind + 1, ret))
 
-    def emit_For(self, s, c, ind, ret):
+    def emit_For(self, s, c, ret):
         slot = self.p.slots[s]
         var = c.py.get(slot) or f"s.{slot_attr(slot)}"
-        out = [f"for {var} in {self.iter_code(s.iter, c, snapshot=True)}:"]
-        out.extend(self.stmts(s.body.stmts, c, ind + 1, ret))
-        return out
+        c.sink.emit(f"for {var} in {self.iter_code(s.iter, c, snapshot=True)}:")
+        body = c.sink.deeper()
+        c.sink.lines.extend(self.stmts(s.body.stmts, c.at(body), body.ind, ret))
 
-    def emit_While(self, s, c, ind, ret):
-        return [f"while {self.ex(s.cond, c)}:", *self.stmts(s.body.stmts, c, ind + 1, ret)]
+    def emit_While(self, s, c, ret):
+        pre = c.sink.scratch(1)
+        code = self.ex(s.cond, c.at(pre))
+        body = c.sink.deeper()
+        if not pre.lines:
+            c.sink.emit(f"while {code}:")
+        else:
+            # statements before the test: emit it again, negated, inside `while True`
+            pre = c.sink.scratch(1)
+            code = self.ex_not(s.cond, c.at(pre))
+            c.sink.emit("while True:")
+            c.sink.lines.extend(pre.lines)
+            body.emit(f"if {code}:")
+            body.emit("    break")
+        c.sink.lines.extend(self.stmts(s.body.stmts, c.at(body), body.ind, ret))
 
-    def emit_Break(self, s, c, ind, ret):
-        return ["break"]
+    def emit_Break(self, s, c, ret):
+        c.sink.emit("break")
 
-    def emit_Return(self, s, c, ind, ret):
-        return [f"return {self.conv(s.value, c, ret)}"]
+    def emit_Return(self, s, c, ret):
+        c.sink.emit(f"return {self.conv(s.value, c, ret)}")
 
-    def emit_Fail(self, s, c, ind, ret):
-        return [f"raise RulesRuntimeError({s.message!r}, {self.L(s.span)})"]
+    def emit_Fail(self, s, c, ret):
+        c.sink.emit(f"raise RulesRuntimeError({s.message!r}, {self.L(s.span)})")
 
     # -- declarations
     def def_function(self, d: ast.DefDecl) -> list[str]:
+        fn = _Fn()
         c = Ctx()
         names = []
         for f in d.params:
@@ -484,9 +1106,12 @@ class Emitter:
             # Def locals are Python locals: map every binding inside the body.
             for node in _bindings(d.body):
                 c, _ = c.with_local(self.p.slots[node])
-            out.extend(self.stmts(body, c, 1, ret))
+            out.extend(self.stmts(body, c.at(Sink(fn, 1)), 1, ret))
         else:
-            out.append(f"    return {self.conv(d.body, c, ret)}")
+            sk = Sink(fn, 1)
+            code = self.conv(d.body, c.at(sk), ret)
+            sk.emit(f"return {code}")
+            out.extend(sk.lines)
         return out
 
     def table_function(self, t: ast.TableDecl) -> list[str]:
@@ -527,13 +1152,17 @@ class Emitter:
                 break
         else:
             shown = " + ', ' + ".join(f"str({a})" for a in args)
-            out.append(f"    raise RulesRuntimeError(\"table '{name}' has no row for (\" + "
+            out.append(f"    raise RulesRuntimeError(\"table {name!s} has no row for (\" + "
                        f"{shown} + \")\", where)")
         return out
 
     # -- flow
     def blocks(self) -> tuple[list[str], dict[int, str]]:
-        """One function per basic block; returns (source lines, pc -> function name)."""
+        """One function per head of the flow: the start, every place where a decision or a
+        chance outcome resumes, loop heads, and blocks that would otherwise be copied into
+        several functions. Every other basic block is inlined into the one function that reaches
+        it, so a step usually runs one function from resumption to the next pause. Returns
+        (source lines, pc -> function name)."""
         code = self.low.code
         leaders = {0}
         for pc, ins in enumerate(code):
@@ -547,124 +1176,160 @@ class Emitter:
                 leaders.update((pc, pc + 1))
             if isinstance(ins, ChanceAt | FinishAt):
                 leaders.update((pc, pc + 1))
-        leaders = sorted(x for x in leaders if 0 <= x < len(code))
+        order = sorted(x for x in leaders if 0 <= x < len(code))
+        self._end = {}
+        for i, start in enumerate(order):
+            self._end[start] = order[i + 1] if i + 1 < len(order) else len(code)
+        succ: dict[int, list[int]] = {}
+        weight: dict[int, int] = {}
+        roots = [0]
+        for start in order:
+            end = self._end[start]
+            last = code[end - 1]
+            if isinstance(last, Jump):
+                succ[start] = [last.target]
+            elif isinstance(last, JumpIfNot | IterNext):
+                succ[start] = [end, last.target]
+            elif isinstance(last, ChooseAt):
+                succ[start] = []
+                roots += list(last.targets)
+            elif isinstance(last, ChanceAt):
+                succ[start] = []
+                roots.append(end)
+            elif isinstance(last, FinishAt):
+                succ[start] = []
+            else:
+                succ[start] = [end]
+            weight[start] = sum(_stmt_count(ins.stmt) if isinstance(ins, Exec) else 1
+                                for ins in code[start:end])
+        # Heads: roots and targets of backward jumps (so the rest has no cycle), then, until
+        # nothing changes, blocks of some size that would be emitted more than once.
+        heads = set(roots)
+        for start in order:
+            heads.update(t for t in succ[start] if t <= start)
+        while True:
+            copies = {}
+            for b in order:
+                copies[b] = 1 if b in heads else 0
+            for b in order:
+                for t in succ[b]:
+                    if t not in heads:
+                        copies[t] += copies[b]
+            more = {b for b in order if b not in heads and copies[b] > 1
+                    and weight[b] > SMALL_BLOCK}
+            if not more:
+                break
+            heads.add(min(more))
+        self._heads = heads
         out: list[str] = []
         names: dict[int, str] = {}
-        for i, start in enumerate(leaders):
-            end = leaders[i + 1] if i + 1 < len(leaders) else len(code)
+        todo = list(dict.fromkeys(roots))
+        while todo:
+            start = todo.pop(0)
+            if start in names or start >= len(code):
+                continue
             name = f"_b{start}"
             names[start] = name
+            self._needed: list[int] = []
             out.append("")
             out.append(f"def {name}(s):")
-            out.extend(self.block_body(start, end))
+            out.extend(self._render(start, 1, _Fn()))
+            todo.extend(t for t in self._needed if t not in names)
         return out, names
 
-    def block_body(self, start: int, end: int) -> list[str]:
-        c = Ctx()
-        out: list[str] = []
+    def _goto(self, target: int, ind: int, fn: _Fn) -> list[str]:
+        if target not in self._heads:
+            return self._render(target, ind, fn)
+        self._needed.append(target)
+        return ["    " * ind + f"return {target}"]
+
+    def _render(self, start: int, ind: int, fn: _Fn) -> list[str]:
         code = self.low.code
+        end = self._end[start]
+        sk = Sink(fn, ind)
+        c = Ctx(sink=sk)
         for pc in range(start, end):
             ins = code[pc]
             if isinstance(ins, Exec):
-                out.extend(self.stmt(ins.stmt, c, 1))
+                sk.lines.extend(self.stmt(ins.stmt, c, ind))
             elif isinstance(ins, Bind):
                 want = self.p.slot_types[ins.slot]
-                out.append(f"    s.{slot_attr(ins.slot)} = {self.conv(ins.expr, c, want)}")
+                value = self.conv(ins.expr, c, want)
+                sk.emit(f"s.{slot_attr(ins.slot)} = {value}")
             elif isinstance(ins, SetPhase):
-                out.append(f"    s.phase = {ins.name!r}")
+                sk.emit(f"s.phase = {ins.name!r}")
             elif isinstance(ins, IterInit):
                 it = self.iter_code(ins.expr, c, snapshot=True)
-                out.append(f"    s.it_{ins.loop} = {it}")
-                out.append(f"    s.ix_{ins.loop} = 0")
+                sk.emit(f"s.it_{ins.loop} = {it}")
+                sk.emit(f"s.ix_{ins.loop} = 0")
             elif isinstance(ins, IterNext):
                 k = ins.loop
-                out.append(f"    if s.ix_{k} < len(s.it_{k}):")
-                out.append(f"        s.{slot_attr(ins.slot)} = s.it_{k}[s.ix_{k}]")
-                out.append(f"        s.ix_{k} += 1")
-                out.append(f"        return {pc + 1}")
-                out.append(f"    return {ins.target}")
-                return out
+                sk.emit(f"if s.ix_{k} < len(s.it_{k}):")
+                sk.emit(f"    s.{slot_attr(ins.slot)} = s.it_{k}[s.ix_{k}]")
+                sk.emit(f"    s.ix_{k} += 1")
+                sk.lines.extend(self._goto(pc + 1, ind + 1, fn))
+                sk.lines.extend(self._goto(ins.target, ind, fn))
+                return sk.lines
             elif isinstance(ins, Jump):
-                out.append(f"    return {ins.target}")
-                return out
+                sk.lines.extend(self._goto(ins.target, ind, fn))
+                return sk.lines
             elif isinstance(ins, JumpIfNot):
-                out.append(f"    return {pc + 1} if {self.ex(ins.cond, c)} else {ins.target}")
-                return out
+                sk.emit(f"if {self.ex(ins.cond, c)}:")
+                sk.lines.extend(self._goto(pc + 1, ind + 1, fn))
+                sk.lines.extend(self._goto(ins.target, ind, fn))
+                return sk.lines
             elif isinstance(ins, FinishAt):
-                out.append("    s.pc = " + str(pc))
-                out.append("    s.cp = TERMINAL")
-                out.append("    s._acts = None")
-                out.append("    return -1")
-                return out
+                sk.emit(f"s.pc = {pc}")
+                sk.emit("s.current_player = TERMINAL")
+                sk.emit("s._acts = None")
+                sk.emit("return -1")
+                return sk.lines
             elif isinstance(ins, ChooseAt):
-                out.extend(self.choose_pause(pc, ins))
-                return out
+                w = self.L(ins.node.span)
+                sk.emit(f"s.pc = {pc}")
+                sk.emit(f"s.current_player = {self.nn(ins.node.player, c)}")
+                sk.emit(f"acts = _a{pc}(s)")
+                sk.emit("if not acts:")
+                sk.emit(f"    raise RulesRuntimeError('no legal action at this decision', {w})")
+                sk.emit("s._acts = acts")
+                sk.emit("return -1")
+                return sk.lines
             elif isinstance(ins, ChanceAt):
-                out.extend(self.chance_pause(pc, ins))
-                return out
+                w = self.L(ins.node.span)
+                sk.emit(f"s.pc = {pc}")
+                sk.emit("s.current_player = CHANCE")
+                sk.emit(f"acts = _o{pc}(s)")
+                sk.emit("if not acts:")
+                sk.emit(f"    raise RulesRuntimeError(\"chance '{ident(ins.node.name)}' has no "
+                        f"outcome\", {w})")
+                sk.emit("s._acts = acts")
+                sk.emit("return -1")
+                return sk.lines
             else:
                 raise EmitError(ins)
-        out.append(f"    return {end}")
-        return out
+        sk.lines.extend(self._goto(end, ind, fn))
+        return sk.lines
 
-    def choose_pause(self, pc: int, ins: ChooseAt) -> list[str]:
-        w = self.L(ins.node.span)
-        return [
-            f"    s.pc = {pc}",
-            f"    s.cp = {self.nn(ins.node.player, Ctx())}",
-            f"    acts = _a{pc}(s)",
-            "    if not acts:",
-            f"        raise RulesRuntimeError('no legal action at this decision', {w})",
-            "    s._acts = acts",
-            "    return -1",
-        ]
-
-    def chance_pause(self, pc: int, ins: ChanceAt) -> list[str]:
-        w = self.L(ins.node.span)
-        name = ins.node.name
-        return [
-            f"    s.pc = {pc}",
-            "    s.cp = CHANCE",
-            f"    acts = _o{pc}(s)",
-            "    if not acts:",
-            f"        raise RulesRuntimeError(\"chance '{ident(name)}' has no outcome\", {w})",
-            "    s._acts = acts",
-            "    return -1",
-        ]
-
+    # -- decisions
     def choose_functions(self, pc: int, ins: ChooseAt) -> list[str]:
-        """_a<pc>: legal (option, args) pairs; _f<pc>: their strings; _r<pc>: bind + resume."""
+        """_a<pc>: legal (option, args) pairs; _f<pc>: their strings; _r<pc>: bind + resume.
+
+        An option's `when` is split at its top-level `and`s. Each part runs inside the
+        outermost parameter loop whose variables it reads, when that cannot change which fault
+        is reported: the parts before it cannot fault, and neither can the domains of the loops
+        it is moved out of. Such a part that fails skips the rest of its loop (`break`) when it
+        stays false for every later value of that loop's variable. Other sub-expressions that
+        cannot fault are computed once, outside the loops that do not change them.
+        """
         node = ins.node
-        out = [f"def _a{pc}(s):  # {node.span.line}: choices of this decision", "    out = []"]
+        fn = _Fn()
+        pre = Sink(fn, 1)
+        shared: dict[int, str] = {}
+        body: list[str] = []
         for oi, opt in enumerate(node.options):
-            c = Ctx()
-            ind = 1
-            names = []
-            for prm in opt.params:
-                slot = self.p.slots[prm]
-                c, var = c.with_local(slot)
-                names.append(var)
-                t = self.p.slot_types[slot]
-                if t.kind == "int":
-                    dom = self.ex(prm.domain, c)
-                    dom = self._const_range(prm.domain) or dom
-                elif prm.domain is not None:
-                    dt = T.strip(self.t(prm.domain))
-                    dcode = self.nn(prm.domain, c)
-                    if dt.kind == "set":
-                        dom = f"_bits({dcode})"
-                    else:
-                        dom = f"_bits(_setof({dcode}, {self.L(prm.domain.span)}))"
-                else:
-                    dom = self.domain(t)
-                out.append("    " * ind + f"for {var} in {dom}:")
-                ind += 1
-            args = "(" + "".join(f"{n}, " for n in names) + ")"
-            if opt.when is not None:
-                out.append("    " * ind + f"if {self.ex(opt.when, c)}:")
-                ind += 1
-            out.append("    " * ind + f"out.append(({oi}, {args}))")
-        out.append("    return out")
+            body.extend(self._option(oi, opt, fn, pre, shared))
+        out = [f"def _a{pc}(s):  # {node.span.line}: choices of this decision", "    out = []"]
+        out += pre.lines + body + ["    return out"]
         # strings
         out.append("")
         out.append(f"def _f{pc}(opt, args):")
@@ -678,9 +1343,12 @@ class Emitter:
                     parts.append(f"('true' if args[{i}] else 'false')")
                 else:
                     parts.append(f"str(args[{i}])")
-            body = " + ', ' + ".join(parts) if parts else "''"
+            body_s = " + ', ' + ".join(parts) if parts else None
             out.append(f"    if opt == {oi}:")
-            out.append(f"        return {ident(opt.name) + '('!r} + {body} + ')'")
+            if body_s is None:
+                out.append(f"        return {ident(opt.name) + '()'!r}")
+            else:
+                out.append(f"        return {ident(opt.name) + '('!r} + {body_s} + ')'")
         out.append("    raise AssertionError(opt)")
         # resume
         out.append("")
@@ -691,7 +1359,152 @@ class Emitter:
                 out.append(f"        s.{slot_attr(self.p.slots[prm])} = args[{i}]")
             out.append(f"        return {ins.targets[oi]}")
         out.append("    raise AssertionError(opt)")
+        # apply: the k-th legal action (k already checked)
+        out.append("")
+        out.append(f"def _p{pc}(s, acts, k):")
+        out.append("    opt, args = acts[k]")
+        out.append(f"    s.history.append(_f{pc}(opt, args))")
+        out.append(f"    s._seen.append({'s.current_player' if node.secret else 'None'})")
+        out.append("    s._acts = None")
+        out.append(f"    _run(s, _r{pc}(s, opt, args))")
         return out
+
+    def _option(self, oi: int, opt: ast.Option, fn: _Fn, pre: Sink,
+                shared: dict[int, str]) -> list[str]:
+        m = len(opt.params)
+        c = Ctx()
+        names, levels = [], {}
+        for i, prm in enumerate(opt.params):
+            slot = self.p.slots[prm]
+            c, var = c.with_local(slot)
+            names.append(var)
+            levels[slot] = i
+        # domains: (code emitter, cannot fault, ascending int range)
+        unsafe_dom = -1
+        doms = []
+        for i, prm in enumerate(opt.params):
+            slot = self.p.slots[prm]
+            t = self.p.slot_types[slot]
+            if t.kind == "int":
+                const = self._const_range(prm.domain)
+                if const is not None:
+                    doms.append(((lambda cc, r=const: r), True, True))
+                    continue
+                doms.append(((lambda cc, prm=prm: self.ex(prm.domain, cc)),
+                             self._iter_ok(prm.domain), False))
+            elif prm.domain is not None:
+                dt = T.strip(self.t(prm.domain))
+                if dt.kind == "set":
+                    fnb = self.bits_fn(dt)
+
+                    def dom_set(cc, prm=prm, fnb=fnb):
+                        code = self.nn(prm.domain, cc)
+                        return f"{fnb}[{code}]" if fnb == "_SMALL_BITS" else f"_bits({code})"
+                    doms.append((dom_set, self._ok(prm.domain), False))
+                else:
+                    elem = dt.elem
+                    ok = self._ok(prm.domain) and elem is not None and elem.kind not in (
+                        "opt", "none", "any")
+
+                    def dom_list(cc, prm=prm):
+                        code = self.nn(prm.domain, cc)
+                        return f"_bits(_setof({code}, {self.L(prm.domain.span)}))"
+                    doms.append((dom_list, ok, False))
+            else:
+                doms.append(((lambda cc, t=t: self.domain(t)), True, False))
+            if not doms[-1][1]:
+                unsafe_dom = i
+        # place the parts of `when`
+        conj = _conjuncts(opt.when) if opt.when is not None else []
+        placed: dict[int, list] = {lv: [] for lv in range(-1, m)}
+        prefix = True
+        for a in conj:
+            prefix = prefix and self.safe(a)
+            if prefix:
+                dep = -1
+                for slot in self.free(a):
+                    if slot in levels:
+                        dep = max(dep, levels[slot])
+                level = max(dep, unsafe_dom)
+                brk = level >= 0 and (dep < level or self._falls(a, opt.params[level], doms[level]))
+            else:
+                level, brk = m - 1, False
+            placed[level].append((a, brk))
+        # emit: level -1 guards as nested ifs, then one loop per parameter
+        lines: list[str] = []
+        hoist_levels = [pre]
+        inserts: list[tuple[int, Sink]] = []
+        ind = 1
+        for a, _brk in placed[-1]:
+            sk = Sink(fn, ind)
+            code = self.ex(a, Ctx(c.py, sk, _Hoist(hoist_levels, levels, -1, shared)))
+            lines.extend(sk.lines)
+            lines.append("    " * ind + f"if {code}:")
+            ind += 1
+        for i in range(m):
+            sk = Sink(fn, ind)
+            dom = doms[i][0](Ctx(c.py, sk, _Hoist(hoist_levels, levels, i - 1, shared)))
+            lines.extend(sk.lines)
+            lines.append("    " * ind + f"for {names[i]} in {dom}:")
+            ind += 1
+            level_sink = Sink(fn, ind)
+            hoist_levels.append(level_sink)
+            inserts.append((len(lines), level_sink))
+            for a, brk in placed[i]:
+                sk = Sink(fn, ind)
+                code = self.ex_not(a, Ctx(c.py, sk, _Hoist(hoist_levels, levels, i, shared)))
+                lines.extend(sk.lines)
+                lines.append("    " * ind + f"if {code}:")
+                lines.append("    " * ind + f"    {'break' if brk else 'continue'}")
+        args = "(" + "".join(f"{n}, " for n in names) + ")"
+        lines.append("    " * ind + f"out.append(({oi}, {args}))")
+        for pos, sk in reversed(inserts):
+            lines[pos:pos] = sk.lines
+        return lines
+
+    def _falls(self, a, prm: ast.OParam, dom) -> bool:
+        """Whether `a`, once false, stays false for every later value of an int parameter that
+        runs upwards (a comparison of a non-decreasing side with a non-increasing one)."""
+        if not dom[2] or not isinstance(a, ast.BinOp) or a.op not in ("<", "<=", ">", ">="):
+            return False
+        slot = self.p.slots[prm]
+        if T.strip(self.t(a.left)).kind != "int" or T.strip(self.t(a.right)).kind != "int":
+            return False
+        lm, rm = self._mono(a.left, slot), self._mono(a.right, slot)
+        if lm is None or rm is None:
+            return False
+        if a.op in ("<", "<="):  # true while left is small: left grows or right shrinks
+            return lm >= 0 and rm <= 0 and (lm, rm) != (0, 0)
+        return lm <= 0 and rm >= 0 and (lm, rm) != (0, 0)
+
+    def _mono(self, e, slot: str) -> int | None:
+        """+1 non-decreasing, -1 non-increasing, 0 constant in `slot`; None: unknown."""
+        if slot not in self.free(e):
+            return 0
+        if isinstance(e, ast.Name):
+            return 1
+        if T.strip(self.t(e)).kind != "int":
+            return None
+        if isinstance(e, ast.Neg):
+            m = self._mono(e.operand, slot)
+            return None if m is None else -m
+        if isinstance(e, ast.BinOp):
+            a, b = self._mono(e.left, slot), self._mono(e.right, slot)
+            if a is None or b is None:
+                return None
+            if e.op == "-":
+                b = -b
+            if e.op in ("+", "-"):
+                if a >= 0 and b >= 0:
+                    return max(a, b)
+                if a <= 0 and b <= 0:
+                    return min(a, b)
+                return None
+            if e.op in ("*", "//") and isinstance(e.right, ast.IntLit) and e.right.value > 0:
+                return a
+            if e.op == "*" and isinstance(e.left, ast.IntLit) and e.left.value > 0:
+                return b
+        return None
 
     def _const_range(self, e) -> str | None:
         if not isinstance(e, ast.Range):
@@ -707,32 +1520,34 @@ class Emitter:
         return f"range({lo}, {hi + 1}, {step})"
 
     def chance_functions(self, pc: int, ins: ChanceAt) -> list[str]:
-        """_o<pc>: [(value, weight)] in outcome order; _s<pc>: outcome string; _v<pc>: who sees."""
+        """_o<pc>: [(value, weight)] in outcome order (or the set itself when every member
+        weighs 1); _s<pc>: outcome string; _v<pc>: who sees it."""
         node = ins.node
         slot = self.p.slots[node]
-        c, var = Ctx().with_local(slot)
+        fn = _Fn()
         t = T.strip(self.p.slot_types[slot])
         dt = T.strip(self.t(node.domain))
-        dom = self.nn(node.domain, Ctx())
+        sk = Sink(fn, 1)
+        c = Ctx(sink=sk)
         out = [f"def _o{pc}(s):  # {node.span.line}: outcomes of chance '{ident(node.name)}'"]
         if node.weight is None and dt.kind == "set":
-            out.append(f"    return {dom}")
+            dom = self.nn(node.domain, c)
+            sk.emit(f"return {dom}")
         else:
-            it = f"_bits({dom})" if dt.kind == "set" else dom
-            w = self.nn(node.weight, c) if node.weight is not None else "1"
-            out += [
-                "    ws = {}",
-                f"    for {var} in {it}:",
-                f"        w = {w}",
-            ]
+            it = self.iter_code(node.domain, c)
+            ci, var = c.with_local(slot)
+            sk.emit("ws = {}")
+            sk.emit(f"for {var} in {it}:")
+            body = sk.deeper()
+            w = self.nn(node.weight, ci.at(body)) if node.weight is not None else "1"
+            body.emit(f"w = {w}")
             if node.weight is not None:
-                out += ["        if w < 0:",
-                        f"            raise RulesRuntimeError('negative chance weight', "
-                        f"{self.L(node.weight.span)})"]
-            out += [
-                f"        ws[{var}] = ws.get({var}, 0) + w",
-                "    return [(v, w) for v, w in ws.items() if w > 0]",
-            ]
+                body.emit("if w < 0:")
+                body.emit(f"    raise RulesRuntimeError('negative chance weight', "
+                          f"{self.L(node.weight.span)})")
+            body.emit(f"ws[{var}] = ws.get({var}, 0) + w")
+            sk.emit("return [(v, w) for v, w in ws.items() if w > 0]")
+        out.extend(sk.lines)
         out.append("")
         prefix = ident(node.name) + "("
         if t.kind == "enum":
@@ -750,8 +1565,21 @@ class Emitter:
         if node.seen_by is None:
             out.append("    return None")
         else:
-            out.append(f"    who = {self.ex(node.seen_by, Ctx())}")
+            vs = Sink(fn, 1)
+            out_code = self.ex(node.seen_by, Ctx(sink=vs))
+            out.extend(vs.lines)
+            out.append(f"    who = {out_code}")
             out.append("    return -1 if who is None else who")
+        # apply: the k-th outcome (k already checked)
+        masked = node.weight is None and dt.kind == "set"
+        out.append("")
+        out.append(f"def _p{pc}(s, acts, k):")
+        out.append(f"    v = {'_kth_bit(acts, k)' if masked else 'acts[k][0]'}")
+        out.append(f"    s.{slot_attr(slot)} = v")
+        out.append(f"    s.history.append({f'_S{pc}[v]' if t.kind == 'enum' else f'_s{pc}(v)'})")
+        out.append(f"    s._seen.append({'None' if node.seen_by is None else f'_v{pc}(s)'})")
+        out.append("    s._acts = None")
+        out.append(f"    _run(s, {pc + 1})")
         return out
 
 
@@ -767,6 +1595,51 @@ def _match(k: tuple, a: int) -> bool:
     if kind == "from":
         return a >= lo
     return a == lo
+
+
+def _conjuncts(e) -> list:
+    """The operands of a chain of `and`s, left to right."""
+    if isinstance(e, ast.BinOp) and e.op == "and":
+        return _conjuncts(e.left) + _conjuncts(e.right)
+    return [e]
+
+
+def _children(e) -> list:
+    """Direct sub-expressions of an expression node."""
+    if isinstance(e, ast.CondExpr):
+        return [e.cond, e.then, e.orelse]
+    if isinstance(e, ast.BinOp):
+        return [e.left, e.right]
+    if isinstance(e, ast.Not | ast.Neg):
+        return [e.operand]
+    if isinstance(e, ast.Range):
+        return [x for x in (e.lo, e.hi, e.step) if x is not None]
+    if isinstance(e, ast.Index):
+        return [e.obj, e.index]
+    if isinstance(e, ast.Attr):
+        return [e.obj]
+    if isinstance(e, ast.Call):
+        return list(e.args)
+    if isinstance(e, ast.Agg | ast.Comp):
+        return [x for x in (e.iter, e.elem, e.cond) if x is not None]
+    if isinstance(e, ast.Sort):
+        return [e.iter, *(k.key for k in e.keys)]
+    if isinstance(e, ast.ListLit | ast.SetLit):
+        return list(e.items)
+    return []
+
+
+def _stmt_count(s) -> int:
+    """Statements in a statement, nested ones included (a size measure for inlining)."""
+    n = 1
+    if isinstance(s, ast.If):
+        for _c, body in s.branches:
+            n += sum(_stmt_count(x) for x in body.stmts)
+        if s.orelse is not None:
+            n += sum(_stmt_count(x) for x in s.orelse.stmts)
+    elif isinstance(s, ast.For | ast.While):
+        n += sum(_stmt_count(x) for x in s.body.stmts)
+    return n
 
 
 def _bindings(b: ast.Block):

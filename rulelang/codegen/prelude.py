@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from fractions import Fraction
 
 CHANCE = -1
 TERMINAL = -2
@@ -57,9 +56,31 @@ _SMALL_BITS = tuple(tuple(i for i in range(8) if m >> i & 1) for m in range(256)
 
 
 def _kth_bit(m, k):
-    for _ in range(k):
-        m &= m - 1
-    return (m & -m).bit_length() - 1
+    """Index of the k-th (from 0) member of a bit-mask set: whole 32-bit words are skipped by
+    their population count, then bytes, then a table finishes the job."""
+    shift = 0
+    word = m & 0xFFFFFFFF
+    n = word.bit_count()
+    while k >= n:
+        k -= n
+        shift += 32
+        word = (m >> shift) & 0xFFFFFFFF
+        n = word.bit_count()
+    while True:
+        bits = _SMALL_BITS[word & 0xFF]
+        if k < len(bits):
+            return shift + bits[k]
+        k -= len(bits)
+        word >>= 8
+        shift += 8
+
+
+def _setof_nn(values):
+    """A set of values known not to be none."""
+    m = 0
+    for v in values:
+        m |= 1 << v
+    return m
 
 
 def _setof(values, where):

@@ -105,6 +105,15 @@ class _ToAst(Transformer):
                             str(c[4]))
 
     @v_args(meta=True)
+    def graph_decl(self, meta, c):
+        edges = tuple(x for x in c[2:] if x is not None)
+        return ast.GraphDecl(self._tok(c[0]), str(c[0]), str(c[1]), edges)
+
+    @v_args(meta=True)
+    def edge(self, meta, c):
+        return ast.Edge(self._span(meta), str(c[0]), str(c[1]), int(c[2]))
+
+    @v_args(meta=True)
     def const_decl(self, meta, c):
         return ast.ConstDecl(self._tok(c[0]), str(c[0]), c[1], c[2])
 
@@ -514,8 +523,12 @@ def _syntax_diagnostic(parser: Lark, exc: UnexpectedInput, text: str, filename: 
             got = "end of file"
         else:
             got = f"'{tok}'"
-        expected = _describe(parser, exc.expected)
+        # `accepts` also holds keywords the contextual lexer would have turned into NAME;
+        # `expected` alone omits e.g. 'if', 'not' and 'true' where an expression may start.
+        expected = _describe(parser, exc.accepts or exc.expected)
         msg = f"unexpected {got}; expected {_join(expected)}"
+        if tok.type != "NAME" and "a name" in expected and str(tok).isidentifier():
+            msg += f" ('{tok}' is a keyword and cannot be used as a name)"
     elif isinstance(exc, UnexpectedCharacters):
         ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
         msg = f"unexpected character {ch!r}"
@@ -533,6 +546,6 @@ def _syntax_diagnostic(parser: Lark, exc: UnexpectedInput, text: str, filename: 
 
 
 def _join(items: list[str]) -> str:
-    if len(items) > 8:
-        items = items[:8] + ["..."]
+    if len(items) > 16:
+        items = items[:16] + ["..."]
     return ", ".join(items) if items else "something else"

@@ -72,6 +72,7 @@ class Game:
         self.source_digest = program.digest
         self.end_actions = program.end_actions
         self.neighbors: dict[str, tuple] = {}
+        self.graphs = {name: graph_adjacency(program, g) for name, g in program.graphs.items()}
         for info in program.enums.values():
             if info.grid is not None:
                 _c0, ncols, rows = info.grid
@@ -549,6 +550,8 @@ class _Evaluator:
             return ref[2]
         if kind == "enum_all":
             return frozenset(range(len(self.p.enums[ref[1]].members)))
+        if kind == "graph":
+            return ref[1]
         if kind == "players":
             return tuple(range(self._n(e)))
         if kind == "num_players":
@@ -684,6 +687,14 @@ class _Evaluator:
             return runtime.seats_from(args[0], self._n(e))
         if n == "next_seat":
             return (args[0] + 1) % self._n(e)
+        if n == "path_cost":
+            allowed = args[3] if len(args) > 3 else None
+            src = sorted(args[1]) if isinstance(args[1], frozenset) else args[1]
+            return runtime.path_cost(self.g.graphs[args[0]], src, args[2], allowed)
+        if n == "edge_cost":
+            return dict(self.g.graphs[args[0]][args[1]]).get(args[2])
+        if n == "graph_neighbors":
+            return tuple(v for v, _w in self.g.graphs[args[0]][args[1]])
         if n == "as_list":
             v = args[0]
             return tuple(sorted(v)) if isinstance(v, frozenset) else tuple(v)
@@ -865,6 +876,17 @@ class _Evaluator:
 
     def exec_Fail(self, s, env):
         raise RulesRuntimeError(s.message, loc(s.span))
+
+
+def graph_adjacency(program: Program, g: ast.GraphDecl) -> tuple:
+    """adj[i] = ((neighbour, cost), ...) in neighbour order, for an undirected graph."""
+    members = program.enums[g.node_type].members
+    adj: list[list] = [[] for _ in members]
+    for e in g.edges:
+        a, b = members.index(e.a), members.index(e.b)
+        adj[a].append((b, e.cost))
+        adj[b].append((a, e.cost))
+    return tuple(tuple(sorted(x)) for x in adj)
 
 
 def _key_match(k: tuple, a) -> bool:
