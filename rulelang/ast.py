@@ -326,6 +326,14 @@ class Break:
 
 
 @node
+class Reveal:
+    """`reveal a, b`: the secret choices of actions a, b made so far become public history."""
+
+    span: Span
+    actions: tuple[str, ...]
+
+
+@node
 class Fail:
     span: Span
     message: str
@@ -333,7 +341,7 @@ class Fail:
 
 Stmt = (
     Let | Assign | AugAssign | Add | Remove | Push | If | For | While | Return | Run | Choose
-    | Chance | Finish | Break | Fail
+    | Chance | Finish | Break | Fail | Reveal
 )
 
 

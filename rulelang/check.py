@@ -119,6 +119,8 @@ class Checker:
         self.members: dict[str, list[tuple[str, int]]] = {}
         self.slot_counter = 0
         self.runs: dict[str, list[str]] = {}  # phase or "<flow>" -> phases it runs
+        self.reveals: list[ast.Reveal] = []
+        self.secret_actions: set[str] = set()
         self.def_calls: dict[str, list[str]] = {}  # def -> defs it calls
         self.cur_def: str | None = None
 
@@ -157,6 +159,10 @@ class Checker:
                 self.expect(sd.expr, scope, _Ctx(pure=True), T.INT)
         self.check_reachability()
         self.check_def_recursion()
+        for s in self.reveals:
+            for name in s.actions:
+                if name not in self.secret_actions:
+                    self.undefined("secret action", name, s.span, sorted(self.secret_actions))
         return p
 
     # -- pass 1: collect declarations
@@ -678,6 +684,10 @@ class Checker:
                 self.error("E022", "'break' outside a loop", s.span)
         elif isinstance(s, ast.Fail | ast.Finish):
             pass
+        elif isinstance(s, ast.Reveal):
+            if ctx.pure:
+                self.error("E016", "'reveal' is not allowed in a def", s.span)
+            self.reveals.append(s)
         elif isinstance(s, ast.Run):
             ph = self.p.phases.get(s.name)
             if ph is None:
@@ -752,6 +762,8 @@ class Checker:
                 self.expect(o.when, inner, ctx, T.BOOL)
             self.check_block(o.body, inner, ctx)
             self.register_action(o.name, tuple(sig), o.span)
+            if s.secret:
+                self.secret_actions.add(o.name)
         self.p.end_actions = frozenset(ends)
 
     def register_action(self, name: str, sig: tuple[T.Type, ...], span: Span) -> None:
@@ -1018,7 +1030,7 @@ class Checker:
     def check_builtin(self, e: ast.Call, scope, ctx) -> T.Type:
         n = e.name
         if n == "len":
-            (t,) = self.call_args(e, [T.ANY], scope, ctx) or [T.ANY]
+            t = (self.call_args(e, [T.ANY], scope, ctx) or [T.ANY])[0]
             if T.strip(t).kind not in ("set", "list", "any"):
                 self.error("E012", f"len() needs a set or list, not {t}", e.span)
             return T.INT

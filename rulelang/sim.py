@@ -128,6 +128,19 @@ def make_record(
     }
 
 
+def player_record(game: Any, state: Any, viewer: int) -> dict[str, Any]:
+    """The game record as player `viewer` may be shown it: others' secret choices and private
+    draws are "?" until revealed, and no state digests (they would fingerprint hidden state)."""
+    return {
+        "rulelang_record": RECORD_VERSION,
+        "viewer": viewer,
+        "rules_digest": game.source_digest,
+        "players": state.num_players,
+        "actions": list(state.history_for(viewer)),
+        "observation": state.observation(viewer),
+    }
+
+
 def play_random_game(
     game: Any,
     num_players: int,

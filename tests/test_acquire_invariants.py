@@ -46,8 +46,13 @@ def check_invariants(s, per_chain: int, hand_size: int) -> None:
     for c in CHAINS:
         assert v["bank"][c] + sum(row[c] for row in v["shares"]) == per_chain, c
         assert v["bank"][c] >= 0 and all(row[c] >= 0 for row in v["shares"])
-    # Every one of the 108 tiles is in exactly one place.
-    places = v["bag"] + v["board"] + v["removed"] + [t for h in v["hand"] for t in h]
+    # Every one of the 108 tiles is in exactly one place. During the opening the tiles drawn so
+    # far are set aside (a flow local) until everyone has drawn.
+    aside = []
+    if s.current_player == CHANCE and s.chance_outcomes()[0][0].startswith("draw_opening("):
+        aside = [h[len("draw_opening("):-1] for h in s.history]
+    places = (v["bag"] + v["board"] + v["removed"] + [t for h in v["hand"] for t in h]
+              + aside)
     assert sorted(places, key=TILES.index) == TILES
     assert all(len(h) <= hand_size for h in v["hand"])
     assert all(x >= 0 for x in v["cash"])
@@ -63,9 +68,11 @@ def check_invariants(s, per_chain: int, hand_size: int) -> None:
     for t in board:
         if chain_of[t] is not None:
             assert all(chain_of[n] in (None, chain_of[t]) for n in NEIGHBORS[t]), t
-    # A loose tile never touches a chain (it would have joined it).
-    for t in v["loose"]:
-        assert all(chain_of[n] is None for n in NEIGHBORS[t]), t
+    # A loose tile never touches a chain (it would have joined it), except the tile that
+    # starts a merger, while the merger is being resolved.
+    merging = any(a.startswith(("survivor(", "defunct(", "dispose(")) for a in s.legal_actions())
+    touching = [t for t in v["loose"] if any(chain_of[n] is not None for n in NEIGHBORS[t])]
+    assert len(touching) <= (1 if merging else 0), touching
     # At the start of a turn every active chain has a holder (digest 8.3 item 5).
     if any(a.startswith(("place(", "pass_place(")) for a in s.legal_actions()):
         for c in CHAINS:
@@ -73,16 +80,20 @@ def check_invariants(s, per_chain: int, hand_size: int) -> None:
                 assert any(row[c] > 0 for row in v["shares"]), c
 
 
-def check_actions(s, rng: random.Random) -> None:
+def check_actions(s, rng: random.Random, every: bool) -> None:
+    """Legal actions apply on a clone (all of them if `every`, else the first, the last and a
+    few at random: a disposal offers up to ~100); illegal ones raise and change nothing."""
     d = s.digest()
     history = list(s.history)
     if s.current_player == CHANCE:
         outcomes = [o for o, _ in s.chance_outcomes()]
         assert outcomes and s.legal_actions() == []
-        tried = rng.sample(outcomes, min(3, len(outcomes)))
+        tried = rng.sample(outcomes, min(3 if every else 1, len(outcomes)))
     else:
-        tried = s.legal_actions()
-        assert tried and len(set(tried)) == len(tried)
+        legal = s.legal_actions()
+        assert legal and len(set(legal)) == len(legal)
+        tried = legal if every or len(legal) <= 8 else (
+            [legal[0], legal[-1]] + rng.sample(legal[1:-1], 6))
     for a in tried:
         c = s.clone()
         c.apply(a)
@@ -97,10 +108,11 @@ def check_actions(s, rng: random.Random) -> None:
     for a in bad:
         with pytest.raises(IllegalAction):
             s.apply(a)
-        assert s.digest() == d and s.history == history
+        assert s.history == history
+    assert s.digest() == d
 
 
-def run_random_game(game, n: int, seed: int) -> None:
+def run_random_game(game, n: int, seed: int, every: bool = False) -> None:
     rng = random.Random(seed)
     s = game.new_game(n)
     per_chain = s.get_var("bank")["Luxor"]
@@ -108,7 +120,7 @@ def run_random_game(game, n: int, seed: int) -> None:
     steps = 0
     while not s.is_terminal():
         check_invariants(s, per_chain, hand_size)
-        check_actions(s, rng)
+        check_actions(s, rng, every)
         if s.current_player == CHANCE:
             s.apply(rng.choice(s.chance_outcomes())[0])
         else:
@@ -124,15 +136,18 @@ def run_random_game(game, n: int, seed: int) -> None:
     assert max(s.scores()) == s.scores()[s.winners()[0]]
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-          derandomize=True)
+# The loader fixture is memoised, so sharing it across examples is safe.
+QUIET = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=QUIET, derandomize=True)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 6))
 def test_random_games_keep_invariants(load_rules, seed, n):
     run_random_game(load_rules("acquire"), n, seed)
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=QUIET)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 6))
 def test_random_games_keep_invariants_many(load_rules, seed, n):
-    run_random_game(load_rules("acquire"), n, seed)
+    run_random_game(load_rules("acquire"), n, seed, every=True)

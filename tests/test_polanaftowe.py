@@ -350,12 +350,13 @@ def test_sealed_choices_are_hidden_until_revealed(pola):
     play(s, "lobby(200)", "lobby(300)")
     assert s.observation(P)["vars"]["lobbied"] == [0, 0, 0, 0]
     play(s, "lobby(100)")
-    # Revealed together: the amounts are public, the sealed entries stay private.
+    # Revealed together (`reveal lobby`): the amounts are public, and so are the sealed history
+    # entries, for everyone.
     for viewer in range(4):
         obs = s.observation(viewer)
         assert obs["vars"]["lobbied"] == [300, 200, 300, 100]
-        assert [h for h in obs["history"][n:n + 4] if h != "?"] == [
-            ["lobby(300)", "lobby(200)", "lobby(300)", "lobby(100)"][viewer]]
+        assert obs["history"][n:n + 4] == ["lobby(300)", "lobby(200)", "lobby(300)",
+                                           "lobby(100)"]
 
 
 def test_exchange_declarations_are_sealed(pola):
@@ -369,6 +370,8 @@ def test_exchange_declarations_are_sealed(pola):
     assert obs["vars"]["declared"] == [0, 0, 0, 0]
     play(s, "declare(0)", "declare(7)")
     assert s.observation(A)["vars"]["declared"] == [5, 4, 0, 7]
+    assert s.observation(A)["history"][n:n + 4] == ["declare(5)", "declare(4)", "declare(0)",
+                                                    "declare(7)"]
 
 
 # ------------------------------------------------------------------ final tie

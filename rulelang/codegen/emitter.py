@@ -88,12 +88,21 @@ class _Fn:
 
 
 class Sink:
-    """Statement lines of one generated function at one indentation."""
+    """Statement lines of one generated function at one indentation.
 
-    def __init__(self, fn: _Fn, ind: int, lines: list[str] | None = None) -> None:
+    A sink is also a scope for results of inlined defs already computed in a temporary (`memo`):
+    an entry is visible in the code that follows it in the same block and in blocks nested
+    there, never in enclosing blocks. Only code that changes no state shares a scope (an
+    expression, the legal-action tests of one decision); each statement starts a fresh one.
+    """
+
+    def __init__(self, fn: _Fn, ind: int, lines: list[str] | None = None,
+                 parent: Sink | None = None, memo: dict | None = None) -> None:
         self.fn = fn
         self.ind = ind
         self.lines = [] if lines is None else lines
+        self.parent = parent
+        self.memo = {} if memo is None else memo
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.ind + line)
@@ -102,12 +111,23 @@ class Sink:
         return self.fn.tmp()
 
     def deeper(self, n: int = 1) -> Sink:
-        """The same lines, n levels further in."""
-        return Sink(self.fn, self.ind + n, self.lines)
+        """The same lines, n levels further in: a nested block (a new memo scope)."""
+        return Sink(self.fn, self.ind + n, self.lines, parent=self)
 
     def scratch(self, n: int = 0) -> Sink:
-        """New lines (spliced in later by the caller), n levels further in."""
-        return Sink(self.fn, self.ind + n)
+        """New lines (spliced in later by the caller), n levels further in. At the same level
+        the lines run unconditionally where they are spliced, so they share this scope."""
+        if n == 0:
+            return Sink(self.fn, self.ind, parent=self.parent, memo=self.memo)
+        return Sink(self.fn, self.ind + n, parent=self)
+
+    def recall(self, key) -> str | None:
+        sk: Sink | None = self
+        while sk is not None:
+            if key in sk.memo:
+                return sk.memo[key]
+            sk = sk.parent
+        return None
 
 
 @dataclass
@@ -460,14 +480,12 @@ class Emitter:
         return res
 
     def size(self, e) -> int:
-        """AST nodes of an expression, with the bodies of inlinable defs it calls."""
+        """AST nodes of an expression, with the bodies of the defs it calls."""
         n = 1
         if isinstance(e, ast.Call):
             ref = self.p.refs[e]
             if ref[0] == "def":
-                d = self.p.defs[ref[1]]
-                if not isinstance(d.body, ast.Block):
-                    n += self.def_size(d)
+                n += self.def_size(self.p.defs[ref[1]])
         for x in _children(e):
             n += self.size(x)
         return n
@@ -475,11 +493,29 @@ class Emitter:
     def def_size(self, d: ast.DefDecl) -> int:
         if d.name not in self._size:
             self._size[d.name] = 10**6
-            self._size[d.name] = self.size(d.body)
+            if isinstance(d.body, ast.Block):
+                self._size[d.name] = sum(self._stmt_size(x) for x in d.body.stmts)
+            else:
+                self._size[d.name] = self.size(d.body)
         return self._size[d.name]
 
+    def _stmt_size(self, s) -> int:
+        n = 1
+        if isinstance(s, ast.Let | ast.Return):
+            n += self.size(s.value)
+        elif isinstance(s, ast.If):
+            for cond, body in s.branches:
+                n += self.size(cond) + sum(self._stmt_size(x) for x in body.stmts)
+            if s.orelse is not None:
+                n += sum(self._stmt_size(x) for x in s.orelse.stmts)
+        else:
+            n += 10**6  # not inlined
+        return n
+
     def inlinable(self, d: ast.DefDecl) -> bool:
-        return not isinstance(d.body, ast.Block) and self.def_size(d) <= INLINE_NODES
+        if self.def_size(d) > INLINE_NODES:
+            return False
+        return not isinstance(d.body, ast.Block) or _structured(d.body.stmts)
 
     # -- ordered evaluation of sub-expressions
     def seq(self, c: Ctx, parts: list) -> list[str]:
@@ -550,10 +586,10 @@ class Emitter:
                 level = max(level, h.param_level[slot])
             elif slot in c.py:  # bound inside the expression being emitted
                 return None
-        if level >= h.cur or not self.safe(e):
-            return None
         if level == -1 and id(e) in h.shared:
             return h.shared[id(e)]
+        if level >= h.cur or not self.safe(e):
+            return None
         sink = h.levels[level + 1]
         code = self.ex(e, Ctx(c.py, sink, h.at(level)))
         t = sink.tmp()
@@ -713,7 +749,19 @@ class Emitter:
             return f"_d_{ident(d.name)}({', '.join(['s', *args])})"
         args = self.seq(c, [self._part_nn(a) for a in e.args])
         if ref[0] == "table":
-            return f"_t_{ident(ref[1])}({', '.join(args)}, {self.L(e.span)})"
+            name = ident(ref[1])
+            dense = self.dense_table(ref[1]) if c.sink is not None else None
+            if dense is not None:
+                # the common keys straight from the tuple; the function for the rest
+                k = args[0]
+                if not _SIMPLE.match(k):
+                    t = c.sink.tmp()
+                    c.sink.emit(f"{t} = {k}")
+                    k = t
+                lo, hi, _values = dense
+                return (f"(_TB_{name}[{k} - {lo}] if {lo} <= {k} <= {hi} "
+                        f"else _t_{name}({k}, {self.L(e.span)}))")
+            return f"_t_{name}({', '.join(args)}, {self.L(e.span)})"
         n = e.name
         w = self.L(e.span)
         if n == "len":
@@ -775,8 +823,81 @@ class Emitter:
                 c.sink.emit(f"{t} = {code}")
                 code = t
             py[self.p.slots[f]] = code
+        # A pure def called again with the very same arguments: reuse the first result.
+        key = ("def", d.name, tuple(codes))
+        known = c.sink.recall(key)
+        if known is not None:
+            return known
         inner = Ctx(py, c.sink, c.hoist)
-        return self.conv(d.body, inner, self.p.def_ret[d.name])
+        ret = self.p.def_ret[d.name]
+        if isinstance(d.body, ast.Block):
+            # A body of lets, ifs and returns: each return assigns the result.
+            result = c.sink.tmp()
+            self._inline_stmts(list(d.body.stmts), inner, result, ret)
+        else:
+            result = self.conv(d.body, inner, ret)
+        if _SIMPLE.match(result):
+            c.sink.memo[key] = result
+        return result
+
+    def _inline_stmts(self, stmts: list, c: Ctx, result: str, ret: T.Type) -> None:
+        """Statements of an inlined def body (see _structured): code after an `if` whose
+        branches return is emitted inside the one branch that falls through."""
+        sk = c.sink
+        for i, st in enumerate(stmts):
+            if isinstance(st, ast.Let):
+                slot = self.p.slots[st]
+                c, name = c.with_local(slot)
+                c = c.at(sk)
+                sk.emit(f"{name} = {self.conv(st.value, c, self.p.slot_types[slot])}")
+            elif isinstance(st, ast.Return):
+                sk.emit(f"{result} = {self.conv(st.value, c, ret)}")
+                return
+            else:
+                assert isinstance(st, ast.If)
+                rest = stmts[i + 1:]
+                blocks = [b for _c, b in st.branches] + [st.orelse]
+                if not any(b is not None and _has_return(b.stmts) for b in blocks):
+                    rest = []
+                bodies = []
+                for b in blocks:
+                    body = list(b.stmts) if b is not None else []
+                    if not _returns(body):
+                        body += rest
+                    bodies.append(body)
+
+                def emit_body(inner_sink, body):
+                    if body:
+                        self._inline_stmts(body, c.at(inner_sink), result, ret)
+                    else:
+                        inner_sink.emit("pass")
+                self._if_chain(c, st.branches, bodies, emit_body)
+                if rest or _has_return([st]):
+                    return
+
+    def _if_chain(self, c: Ctx, branches, bodies: list, emit_body) -> None:
+        """if/elif/else over (cond, _) branches; bodies[i] (one more for the else: None or
+        empty means none) are written by emit_body(sink, body). A condition that needs
+        statements turns its `elif` into `else:` + `if`."""
+        cur = c.sink
+        for i, (cond, _b) in enumerate(branches):
+            if i == 0:
+                code = self.ex(cond, c.at(cur))
+                cur.emit(f"if {code}:")
+            else:
+                pre = cur.scratch(1)
+                code = self.ex(cond, c.at(pre))
+                if pre.lines:
+                    cur.emit("else:")
+                    cur = cur.deeper()
+                    cur.lines.extend(pre.lines)
+                    cur.emit(f"if {code}:")
+                else:
+                    cur.emit(f"elif {code}:")
+            emit_body(cur.deeper(), bodies[i])
+        if bodies[-1]:
+            cur.emit("else:")
+            emit_body(cur.deeper(), bodies[-1])
 
     def _gen(self, e, c: Ctx, elem_code_fn) -> tuple[str, Ctx]:
         inner, var = c.with_local(self.p.slots[e])
@@ -1037,27 +1158,11 @@ class Emitter:
         c.sink.emit(f"{tgt}.append({v})")
 
     def emit_If(self, s, c, ret):
-        sk = c.sink
-        cur = sk
-        for i, (cond, body) in enumerate(s.branches):
-            if i == 0:
-                code = self.ex(cond, c.at(cur))
-                cur.emit(f"if {code}:")
-            else:
-                pre = cur.scratch(1)
-                code = self.ex(cond, c.at(pre))
-                if pre.lines:
-                    # statements before the test: `elif` becomes `else:` + `if`
-                    cur.emit("else:")
-                    cur = cur.deeper()
-                    cur.lines.extend(pre.lines)
-                    cur.emit(f"if {code}:")
-                else:
-                    cur.emit(f"elif {code}:")
-            cur.lines.extend(self.stmts(body.stmts, c.at(cur.deeper()), cur.ind + 1, ret))
-        if s.orelse is not None:
-            cur.emit("else:")
-            cur.lines.extend(self.stmts(s.orelse.stmts, c.at(cur.deeper()), cur.ind + 1, ret))
+        def emit_body(sink, stmts):
+            sink.lines.extend(self.stmts(stmts, c.at(sink), sink.ind, ret))
+        bodies = [list(b.stmts) for _c, b in s.branches]
+        bodies.append(list(s.orelse.stmts) if s.orelse is not None else None)
+        self._if_chain(c, s.branches, bodies, emit_body)
 
     def emit_For(self, s, c, ret):
         slot = self.p.slots[s]
@@ -1088,6 +1193,9 @@ class Emitter:
     def emit_Return(self, s, c, ret):
         c.sink.emit(f"return {self.conv(s.value, c, ret)}")
 
+    def emit_Reveal(self, s, c, ret):
+        c.sink.emit(f"_reveal(s._seen, s.history, {tuple(ident(a) for a in s.actions)!r})")
+
     def emit_Fail(self, s, c, ret):
         c.sink.emit(f"raise RulesRuntimeError({s.message!r}, {self.L(s.span)})")
 
@@ -1114,26 +1222,40 @@ class Emitter:
             out.extend(sk.lines)
         return out
 
+    def dense_table(self, name: str) -> tuple[int, int, list] | None:
+        """(lo, hi, values) when a one-int-key table has a value for every key in lo..hi."""
+        t = self.p.tables[name]
+        ktypes = [self.p.field_type(f) for f in t.params]
+        rows = self.k.table_rows[name]
+        keyed = [k for k, _ in rows if k[0][0] != "any"]
+        if len(ktypes) != 1 or ktypes[0].kind != "int" or not keyed:
+            return None
+        lo = min(k[0][1] for k in keyed)
+        hi = max((k[0][2] if k[0][0] == "range" else k[0][1]) for k in keyed)
+        if hi - lo > 4096:
+            return None
+        dense = []
+        for key in range(lo, hi + 1):
+            dense.append(next((v for k, v in rows if _match(k[0], key)), _MISSING))
+        if _MISSING in dense:
+            return None
+        return lo, hi, dense
+
     def table_function(self, t: ast.TableDecl) -> list[str]:
         name = ident(t.name)
-        ktypes = [self.p.field_type(f) for f in t.params]
         rows = self.k.table_rows[t.name]
         ret = self.p.def_ret[t.name]
         args = [f"k{i}" for i in range(len(t.params))]
-        out = [f"def _t_{name}({', '.join(args)}, where):  # {t.span.line}"]
-        keyed = [k for k, _ in rows if k[0][0] != "any"]
-        if len(ktypes) == 1 and ktypes[0].kind == "int" and keyed:
-            lo = min(k[0][1] for k in keyed)
-            hi = max((k[0][2] if k[0][0] == "range" else k[0][1]) for k in keyed)
-            if hi - lo <= 4096:
-                dense = []
-                for key in range(lo, hi + 1):
-                    dense.append(next((v for k, v in rows if _match(k[0], key)), _MISSING))
-                if _MISSING not in dense:
-                    table = "(" + ", ".join(self.literal(v, ret) for v in dense) + ",)"
-                    out.append(f"    if {lo} <= k0 <= {hi}:")
-                    out.append(f"        return {table}[k0 - {lo}]")
-                    rows = [(k, v) for k, v in rows if k[0][0] in ("from", "any")]
+        out = []
+        dense = self.dense_table(t.name)
+        if dense is not None:
+            lo, hi, values = dense
+            out.append(f"_TB_{name} = ({', '.join(self.literal(v, ret) for v in values)},)")
+        out.append(f"def _t_{name}({', '.join(args)}, where):  # {t.span.line}")
+        if dense is not None:
+            out.append(f"    if {lo} <= k0 <= {hi}:")
+            out.append(f"        return _TB_{name}[k0 - {lo}]")
+            rows = [(k, v) for k, v in rows if k[0][0] in ("from", "any")]
         for keys, value in rows:
             conds = []
             for a, (kind, lo_, hi_) in zip(args, keys):
@@ -1152,7 +1274,7 @@ class Emitter:
                 break
         else:
             shown = " + ', ' + ".join(f"str({a})" for a in args)
-            out.append(f"    raise RulesRuntimeError(\"table {name!s} has no row for (\" + "
+            out.append(f"    raise RulesRuntimeError(\"table '{name}' has no row for (\" + "
                        f"{shown} + \")\", where)")
         return out
 
@@ -1250,6 +1372,7 @@ class Emitter:
         c = Ctx(sink=sk)
         for pc in range(start, end):
             ins = code[pc]
+            sk.memo = {}  # the instructions before may have changed state
             if isinstance(ins, Exec):
                 sk.lines.extend(self.stmt(ins.stmt, c, ind))
             elif isinstance(ins, Bind):
@@ -1364,7 +1487,7 @@ class Emitter:
         out.append(f"def _p{pc}(s, acts, k):")
         out.append("    opt, args = acts[k]")
         out.append(f"    s.history.append(_f{pc}(opt, args))")
-        out.append(f"    s._seen.append({'s.current_player' if node.secret else 'None'})")
+        out.append(f"    s._seen.append({'-2 - s.current_player' if node.secret else 'None'})")
         out.append("    s._acts = None")
         out.append(f"    _run(s, _r{pc}(s, opt, args))")
         return out
@@ -1430,28 +1553,36 @@ class Emitter:
             else:
                 level, brk = m - 1, False
             placed[level].append((a, brk))
-        # emit: level -1 guards as nested ifs, then one loop per parameter
+        # emit: level -1 guards as nested ifs, then one loop per parameter. Nothing here changes
+        # state, so the results of inlined defs are shared down the nest (one memo scope per
+        # block).
         lines: list[str] = []
         hoist_levels = [pre]
         inserts: list[tuple[int, Sink]] = []
         ind = 1
+        scope = Sink(fn, ind)
+
+        def here(scope):
+            return Sink(fn, scope.ind, parent=scope.parent, memo=scope.memo)
         for a, _brk in placed[-1]:
-            sk = Sink(fn, ind)
+            sk = here(scope)
             code = self.ex(a, Ctx(c.py, sk, _Hoist(hoist_levels, levels, -1, shared)))
             lines.extend(sk.lines)
             lines.append("    " * ind + f"if {code}:")
             ind += 1
+            scope = Sink(fn, ind, parent=scope)
         for i in range(m):
-            sk = Sink(fn, ind)
+            sk = here(scope)
             dom = doms[i][0](Ctx(c.py, sk, _Hoist(hoist_levels, levels, i - 1, shared)))
             lines.extend(sk.lines)
             lines.append("    " * ind + f"for {names[i]} in {dom}:")
             ind += 1
+            scope = Sink(fn, ind, parent=scope)
             level_sink = Sink(fn, ind)
             hoist_levels.append(level_sink)
             inserts.append((len(lines), level_sink))
             for a, brk in placed[i]:
-                sk = Sink(fn, ind)
+                sk = here(scope)
                 code = self.ex_not(a, Ctx(c.py, sk, _Hoist(hoist_levels, levels, i, shared)))
                 lines.extend(sk.lines)
                 lines.append("    " * ind + f"if {code}:")
@@ -1627,6 +1758,49 @@ def _children(e) -> list:
     if isinstance(e, ast.ListLit | ast.SetLit):
         return list(e.items)
     return []
+
+
+def _has_return(stmts) -> bool:
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            return True
+        if isinstance(s, ast.If):
+            blocks = [b for _c, b in s.branches] + ([s.orelse] if s.orelse else [])
+            if any(_has_return(b.stmts) for b in blocks):
+                return True
+        if isinstance(s, ast.For | ast.While) and _has_return(s.body.stmts):
+            return True
+    return False
+
+
+def _returns(stmts) -> bool:
+    """Whether a statement list returns on every path."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    if isinstance(last, ast.If) and last.orelse is not None:
+        return all(_returns(b.stmts) for _c, b in last.branches) and _returns(last.orelse.stmts)
+    return False
+
+
+def _structured(stmts) -> bool:
+    """A def body that can be inlined: lets, ifs and returns only, where after an `if` with a
+    return in it at most one branch (the missing `else` included) continues."""
+    for s in stmts:
+        if isinstance(s, ast.Let | ast.Return):
+            continue
+        if not isinstance(s, ast.If):
+            return False
+        blocks = [b.stmts for _c, b in s.branches] + [s.orelse.stmts if s.orelse else ()]
+        if not all(_structured(b) for b in blocks):
+            return False
+        if any(_has_return(b) for b in blocks):
+            falls = sum(1 for b in blocks if not _returns(list(b)))
+            if falls > 1:
+                return False
+    return True
 
 
 def _stmt_count(s) -> int:

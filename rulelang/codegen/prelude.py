@@ -41,15 +41,29 @@ def _nn(v, where):
 
 
 def _bits(m):
-    """Members of a bit-mask set in ascending order (a shared tuple for small masks)."""
+    """Members of a bit-mask set in ascending order, as a shared tuple (never to be changed):
+    a table for masks below 256, a bounded cache for larger ones with few members, since the
+    same set (a hand, a board region) is usually walked several times in a row."""
+    r = _BITS_CACHE.get(m)
+    if r is not None:
+        return r
     if m < 256:
         return _SMALL_BITS[m]
     out = []
-    while m:
-        low = m & -m
+    x = m
+    while x:
+        low = x & -x
         out.append(low.bit_length() - 1)
-        m ^= low
-    return out
+        x ^= low
+    r = tuple(out)
+    if len(r) <= 32:
+        if len(_BITS_CACHE) >= 2048:
+            _BITS_CACHE.clear()
+        _BITS_CACHE[m] = r
+    return r
+
+
+_BITS_CACHE = {}
 
 
 _SMALL_BITS = tuple(tuple(i for i in range(8) if m >> i & 1) for m in range(256))
@@ -153,6 +167,13 @@ def _connected(start, within, nbm):
     return seen
 
 
+def _reveal(seen, history, names):
+    """`reveal names`: those secret choices (marked -2 - player) become public (None)."""
+    for i, w in enumerate(seen):
+        if w is not None and w <= -2 and history[i].split("(", 1)[0] in names:
+            seen[i] = None
+
+
 def _deep(v):
     """A copy of a list value (lists of lists included); other values are immutable."""
     if type(v) is list:
@@ -174,7 +195,7 @@ def _fmt(v, d):
     if k == "s":
         return [d[1][i] for i in _bits(v)]
     if k == "S":
-        return _bits(v)
+        return list(_bits(v))
     if k == "l" or k == "p":
         return [_fmt(x, d[1]) for x in v]
     if k == "a":

@@ -325,6 +325,10 @@ class _ToAst(Transformer):
         return ast.Break(self._span(meta))
 
     @v_args(meta=True)
+    def reveal_stmt(self, meta, c):
+        return ast.Reveal(self._span(meta), tuple(str(x) for x in c))
+
+    @v_args(meta=True)
     def fail_stmt(self, meta, c):
         return ast.Fail(self._span(meta), _unescape(str(c[0])))
 

@@ -201,7 +201,9 @@ class State:
         self.phase: str | None = None
         self.current_player = 0
         self.history: list[str] = []
-        self._seen: list[int | None] = []  # per history entry: None public, -1 nobody, p only p
+        # Per history entry, who sees it: None everyone; p >= 0 only p (a private draw);
+        # -1 nobody; -2 - p only p until a `reveal` (a secret choice of p).
+        self._seen: list[int | None] = []
         self._actions_cache: list | None = None
 
     # -- protocol
@@ -276,13 +278,13 @@ class State:
         if not isinstance(k, int) or not 0 <= k < len(choices):
             raise IllegalAction(f"choice index {k!r} out of range 0..{len(choices) - 1}")
         saved = (dict(self.vars), dict(self.frame), self.pc, self.phase, self.current_player,
-                 len(self.history), self._actions_cache)
+                 len(self.history), self._actions_cache, list(self._seen))
         try:
             self._apply(choices[k])
         except BaseException:
             (self.vars, self.frame, self.pc, self.phase, self.current_player, n,
-             self._actions_cache) = saved
-            del self.history[n:], self._seen[n:]
+             self._actions_cache, self._seen) = saved
+            del self.history[n:]
             raise
 
     def _apply(self, choice) -> None:
@@ -293,7 +295,7 @@ class State:
             opt_index, binding = choice[1], choice[2]
             self.frame.update(binding)
             self.history.append(text)
-            self._seen.append(self.current_player if ins.node.secret else None)
+            self._seen.append(-2 - self.current_player if ins.node.secret else None)
             self.pc = ins.targets[opt_index]
         else:
             slot, value = choice[1]
@@ -372,11 +374,15 @@ class State:
     def digest(self) -> str:
         return runtime.digest(self.to_json())
 
+    def history_for(self, p: int) -> list[str]:
+        """The history as player p may see it: others' secrets and private draws are "?"."""
+        return [h if w is None or w == p or w == -2 - p else "?"
+                for h, w in zip(self.history, self._seen)]
+
     def observation(self, p: int) -> dict:
         obj = self._json_obj(viewer=p)
         obj["player"] = p
-        obj["history"] = [h if s is None or s == p else "?"
-                          for h, s in zip(self.history, self._seen)]
+        obj["history"] = self.history_for(p)
         if self.current_player == p:
             obj["legal_actions"] = self.legal_actions()
         return obj
@@ -873,6 +879,12 @@ class _Evaluator:
 
     def exec_Return(self, s, env):
         raise _Return(self.eval(s.value, env), s)
+
+    def exec_Reveal(self, s, env):
+        seen, history = self.s._seen, self.s.history
+        for i, w in enumerate(seen):
+            if w is not None and w <= -2 and runtime.action_name(history[i]) in s.actions:
+                seen[i] = None
 
     def exec_Fail(self, s, env):
         raise RulesRuntimeError(s.message, loc(s.span))

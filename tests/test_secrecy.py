@@ -1,0 +1,67 @@
+"""Sealed choices stay out of other players' observations, history and records until revealed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import rulelang
+from rulelang.sim import player_record
+
+SEALED = """game Sealed
+players 3..3
+state {
+  bid: int[player] private = 0
+  hand: int[player] private = 0
+  shown: int[player] = 0
+}
+flow {
+  for p in players {
+    chance card(c: int in 1..3) seen by p
+    hand[p] = c
+    choose p secret { bid(x: int in 1..3) { bid[p] = x } }
+  }
+  shown = bid
+  reveal bid
+  choose players[0] { done() { } }
+}
+score p => shown[p] + hand[p]
+"""
+
+
+@pytest.fixture
+def sealed(backend):
+    return rulelang.load_text(SEALED, "sealed.rules", backend=backend)
+
+
+def test_sealed_bids_hidden_until_reveal(sealed):
+    s = sealed.new_game(3)
+    for a in ["card(1)", "bid(2)", "card(2)", "bid(3)", "card(3)"]:
+        s.apply(a)
+    # Before the reveal: each player sees only its own card and bid.
+    assert s.observation(1)["history"] == ["?", "?", "card(2)", "bid(3)", "?"]
+    assert s.observation(0)["history"] == ["card(1)", "bid(2)", "?", "?", "?"]
+    obs = s.observation(2)
+    assert obs["vars"]["bid"] == [None, None, 0] and obs["vars"]["shown"] == [0, 0, 0]
+    rec = player_record(sealed, s, 2)
+    assert rec["actions"] == ["?", "?", "?", "?", "card(3)"]
+    assert json.dumps(rec["observation"]["vars"]).count("null") == 4  # others' bid and hand
+    assert "digests" not in rec
+    s.apply("bid(1)")
+    # After `reveal bid`: every bid is public history; private draws stay private.
+    for p in range(3):
+        hist = s.observation(p)["history"]
+        assert [hist[i] for i in (1, 3, 5)] == ["bid(2)", "bid(3)", "bid(1)"]
+        assert [h == "?" for h in (hist[0], hist[2], hist[4])] == [p != 0, p != 1, p != 2]
+        assert s.observation(p)["vars"]["shown"] == [2, 3, 1]
+    assert player_record(sealed, s, 1)["actions"][5] == "bid(1)"
+
+
+def test_reveal_only_names_secret_actions():
+    bad = SEALED.replace("reveal bid", "reveal done")
+    with pytest.raises(rulelang.RulesError) as err:
+        rulelang.check_text(bad, "sealed.rules")
+    d = err.value.diagnostics[0]
+    assert (d.code, d.span.line, d.span.col) == ("E010", 15, 3)
+    assert "secret action 'done'" in d.message
