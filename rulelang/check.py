@@ -353,7 +353,8 @@ class Checker:
                     self.undefined("parameter", o.name, o.span, p.params)
         if variant is not None:
             if variant not in p.variants:
-                close = difflib.get_close_matches(variant, list(p.variants), n=1)
+                # str(): names may come from Python callers, not only from the CLI
+                close = difflib.get_close_matches(str(variant), list(p.variants), n=1)
                 notes = [f"did you mean '{close[0]}'?"] if close else []
                 notes.append("variants: " + (", ".join(p.variants) or "(none)"))
                 self.error("E026", f"unknown variant '{variant}'", Span(p.filename, 0, 0),
@@ -365,7 +366,7 @@ class Checker:
                         p.param_exprs[o.name] = o.value
         for name, value in overrides.items():
             if name not in p.params:
-                close = difflib.get_close_matches(name, list(p.params), n=1)
+                close = difflib.get_close_matches(str(name), list(p.params), n=1)
                 notes = [f"did you mean '{close[0]}'?"] if close else []
                 self.error("E018", f"unknown parameter '{name}'", Span("<command line>", 0, 0),
                            *notes)

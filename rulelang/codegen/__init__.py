@@ -74,6 +74,20 @@ def _safe_repr(v) -> str:
     raise TypeError(f"not plain data: {type(v).__name__}")
 
 
+def _named_repr(v, names: dict) -> str:
+    """_safe_repr, with the member-name tuple of an enum written as its constant (_N_<Enum>):
+    the same value, spelled once."""
+    if isinstance(v, tuple) and v in names:
+        return names[v]
+    if isinstance(v, tuple):
+        inner = ", ".join(_named_repr(x, names) for x in v)
+        return f"({inner}{',' if len(v) == 1 else ''})"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_safe_repr(k)}: {_named_repr(x, names)}"
+                               for k, x in v.items()) + "}"
+    return _safe_repr(v)
+
+
 def _flow_bindings(program: Program) -> list:
     """Nodes binding flow locals (kept on the state): lets, loops, options, chance, phase params."""
     out = []
@@ -105,11 +119,17 @@ def _flow_bindings(program: Program) -> list:
 
 
 def _copy_code(t: T.Type, src: str) -> str:
+    """Code copying a value of type t (lists are the only mutable values)."""
+    if t.kind in ("opt", "any", "none") and T.strip(t).kind in ("list", "array"):
+        return f"_deep({src})"  # may be none
     t = T.strip(t)
     if t.kind not in ("list", "array"):
         return src
-    if T.strip(t.elem).kind not in ("list", "array"):
+    elem = T.strip(t.elem)
+    if elem.kind not in ("list", "array"):
         return f"{src}[:]"
+    if T.strip(elem.elem).kind not in ("list", "array"):
+        return f"[x[:] for x in {src}]"
     return f"_deep({src})"
 
 
@@ -202,13 +222,19 @@ def compile_program(program: Program, game=None) -> str:
     clone = [f"c.v_{ident(v.name)} = " + _copy_code(program.state_types[v.name],
                                                     f"self.v_{ident(v.name)}")
              for v in program.state_vars]
-    # Locals may still be unset (None), so lists among them go through _deep.
-    clone += [f"c.{slot_attr(s)} = " + (
-        f"_deep(self.{slot_attr(s)})"
-        if T.strip(program.slot_types[s]).kind in ("list", "array") else f"self.{slot_attr(s)}")
-        for s in flow_slots]
-    for k in range(low.loop_count):
-        clone += [f"c.it_{k} = self.it_{k}", f"c.ix_{k} = self.ix_{k}"]
+    # Flow locals: only those in scope at the pause (and the loops open there) are copied; the
+    # others are dead (each is bound again before it is read) and appear in no JSON.
+    clone_fns: list[str] = []
+    clone_table = ["None"] * len(low.code)
+    for pc in low.pauses:
+        ins = low.code[pc]
+        body = [f"    c.{slot_attr(sl)} = "
+                + _copy_code(program.slot_types[sl], f"s.{slot_attr(sl)}") for sl in ins.scope]
+        for k in ins.loops:
+            body += [f"    c.it_{k} = s.it_{k}", f"    c.ix_{k} = s.ix_{k}"]
+        if body:
+            clone_fns += ["", f"def _c{pc}(s, c):", *body]
+            clone_table[pc] = f"_c{pc}"
 
     def scorer(sd) -> list[str]:
         if sd is None:
@@ -219,7 +245,11 @@ def compile_program(program: Program, game=None) -> str:
     # Emit everything before rendering: emission registers the location constants.
     score_lines, tiebreak_lines = scorer(program.score), scorer(program.tiebreak)
     params_shown = {n: consts.params[n] for n in program.params}
-    text = _environment().get_template("engine.py.j2").render(
+    env = _environment()
+    member_names = {tuple(info.members): f"_N_{ident(name)}"
+                    for name, info in program.enums.items() if info.members}
+    env.filters["named"] = lambda v: _named_repr(v, member_names)
+    text = env.get_template("engine.py.j2").render(
         game_name=program.name, version=__version__, source_name=program.filename,
         source_digest=program.digest, variant=program.variant,
         params_text=json.dumps(params_shown, sort_keys=True),
@@ -230,12 +260,9 @@ def compile_program(program: Program, game=None) -> str:
         functions=functions, blocks=blocks, block_table=block_table, pauses=pauses,
         choose_pcs=choose_pcs, chance_pcs=chance_pcs, secret=secret, vars_table=vars_table,
         scopes=scopes, loops=loops, slot_attrs=slots_of, init=init, all_attrs=all_attrs,
-        end_options={pc: tuple(i for i, o in enumerate(low.code[pc].node.options)
-                               if o.name in program.end_actions)
-                     for pc in choose_pcs
-                     if any(o.name in program.end_actions for o in low.code[pc].node.options)},
         apply_table=[f"_p{pc}" if pc in low.pauses else "None" for pc in range(len(low.code))],
-        clone=clone, local_attrs=tuple(local_attrs), score=score_lines,
+        clone=clone, clone_fns=clone_fns, clone_table=clone_table,
+        local_attrs=tuple(local_attrs), score=score_lines,
         tiebreak=tiebreak_lines)
     return text + _line_map(text)
 

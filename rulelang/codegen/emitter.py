@@ -5,12 +5,22 @@ as their index, sets as int bit masks, lists and arrays as Python lists (copied 
 value is read into another place, so the value semantics of the interpreter hold).
 
 Where code runs as statements (flow blocks, def bodies, legal-action functions) an expression is
-emitted with a `Sink`: aggregates and comprehensions become plain loops, small expression-bodied
-defs are inlined, and `and`/`or`/`if-then-else` around such code become `if` statements. The
-order in which sub-expressions run, and so which run-time fault comes first, is the interpreter's:
-a value computed before a later sibling's statements is kept in a temporary unless it cannot
-fault (`Emitter.safe`). The flow is emitted from the lowered instruction list: one function per
-entry point, with the basic blocks it leads to inlined up to a back edge or a pause.
+emitted with a `Sink`: aggregates and comprehensions become plain loops, small defs (expression
+bodies, or lets/ifs/returns) are inlined and their results reused when called again with the same
+arguments, and `and`/`or`/`if-then-else` around such code become `if` statements. The order in
+which sub-expressions run, and so which run-time fault comes first, is the interpreter's: a value
+computed before a later sibling's statements is kept in a temporary unless it cannot fault
+(`Emitter.safe`); an `any`/`all` stops early only when its remaining elements cannot fault.
+
+Where nothing changes state (a def, a legal-action function, the expressions of one statement),
+state read more than once is read into Python locals first. In legal-action functions the `when`
+tests run in the outermost parameter loop that can decide them, may end a loop early (`break`)
+when the test can only stay false, and sub-expressions that cannot fault are computed outside the
+loops that do not change them (`choose_functions`).
+
+The flow is emitted from the lowered instruction list: one function per head (the start, the
+places where a pause resumes, loop heads, shared blocks), into which the basic blocks it leads to
+are inlined up to a back edge or a pause.
 """
 
 from __future__ import annotations
@@ -54,6 +64,10 @@ _FRESH = (ast.ListLit, ast.SetLit, ast.Comp, ast.Range, ast.Sort, ast.Agg, ast.B
 INLINE_NODES = 120
 # Flow blocks of at most this many statements are copied into every function that reaches them.
 SMALL_BLOCK = 3
+# A flow function of at most this many lines is also copied where it is entered (unless it is
+# being copied there already), at most this many levels deep.
+HEAD_INLINE_LINES = 40
+HEAD_INLINE_DEPTH = 2
 
 
 class EmitError(Exception):
@@ -140,10 +154,12 @@ class _Hoist:
     levels: list[Sink]
     param_level: dict[str, int]
     cur: int
-    shared: dict[int, str] = field(default_factory=dict)  # node id -> temp at level -1
+    shared: dict = field(default_factory=dict)  # node id (or name) -> temp at level -1
+    uses: dict | None = None  # reads per name: alias only those read more than once
+    stmt: bool = False  # valid for one statement only (state may change after it)
 
     def at(self, level: int) -> _Hoist:
-        return _Hoist(self.levels, self.param_level, level, self.shared)
+        return _Hoist(self.levels, self.param_level, level, self.shared, self.uses, self.stmt)
 
 
 @dataclass
@@ -281,13 +297,14 @@ class Emitter:
         kind = T.strip(self.t(e)).kind
         if kind == "set":
             fn = self.bits_fn(self.t(e))
-            return f"{fn}[{code}]" if fn == "_SMALL_BITS" else f"_bits({code})"
-        if snapshot and not isinstance(e, _FRESH):
-            return f"list({code})"
+            return f"{fn}[{code}]" if fn == "_SMALL_BITS" else f"_bits({_bare(code)})"
+        if isinstance(e, ast.Range) and code.startswith("list(range(") and code.endswith("))"):
+            return code[5:-1]  # walked once: the range itself will do
+        fresh = isinstance(e, _FRESH) or (
+            isinstance(e, ast.Call) and self.p.refs[e][0] in ("def", "table"))
+        if snapshot and not fresh:
+            return f"list({_bare(code)})"
         return code
-
-    def iter_safe(self, e) -> bool:
-        return self.safe(e) and not self.optional(e)
 
     # -- analysis: which expressions cannot fault, and which locals they read
     def safe(self, e) -> bool:
@@ -512,6 +529,42 @@ class Emitter:
             n += 10**6  # not inlined
         return n
 
+    def name_uses(self, exprs) -> dict:
+        """How often each state variable / flow local is read by these expressions (and the
+        defs they inline); reads inside loops count many times."""
+        out: dict = {}
+
+        def walk(e, weight):
+            if isinstance(e, ast.Name):
+                ref = self.p.refs.get(e)
+                if ref is not None and ref[0] in ("state", "local"):
+                    key = ("name", *ref)
+                    out[key] = out.get(key, 0) + weight
+                return
+            if isinstance(e, ast.Call):
+                ref = self.p.refs.get(e)
+                if ref is not None and ref[0] == "def":
+                    d = self.p.defs[ref[1]]
+                    if self.inlinable(d):
+                        body = self.name_uses(
+                            [d.body] if not isinstance(d.body, ast.Block)
+                            else _block_exprs(d.body.stmts))
+                        for key, n in body.items():
+                            if key[1] == "state":
+                                out[key] = out.get(key, 0) + weight * n
+                        # an argument is read as often as its parameter
+                        for a, f in zip(e.args, d.params):
+                            n = body.get(("name", "local", self.p.slots[f]), 0)
+                            walk(a, weight * max(n, 1))
+                        return
+            inner = weight * 8 if isinstance(e, ast.Agg | ast.Comp | ast.Sort) else weight
+            for x in _children(e):
+                walk(x, inner if x is not getattr(e, "iter", None) else weight)
+
+        for e in exprs:
+            walk(e, 1)
+        return out
+
     def inlinable(self, d: ast.DefDecl) -> bool:
         if self.def_size(d) > INLINE_NODES:
             return False
@@ -576,7 +629,21 @@ class Emitter:
         """A loop-invariant expression that cannot fault, computed once at the outermost loop
         level where all it reads is bound (None: compute it here)."""
         h = c.hoist
-        if isinstance(e, ast.IntLit | ast.BoolLit | ast.NoneLit | ast.Name):
+        if isinstance(e, ast.Name):
+            ref = self.p.refs[e]
+            if ref[0] == "state" or (ref[0] == "local" and ref[1] not in c.py):
+                # read once into a Python local at the top of the function
+                key = ("name", *ref)
+                if h.uses is not None and h.uses.get(key, 0) < 2:
+                    return None
+                if key not in h.shared:
+                    alias = (f"_v_{ident(ref[1])}" if ref[0] == "state"
+                             else f"_{slot_attr(ref[1])}")
+                    h.levels[0].emit(f"{alias} = {self.emit_Name(e, c)}")
+                    h.shared[key] = alias
+                return h.shared[key]
+            return None
+        if isinstance(e, ast.IntLit | ast.BoolLit | ast.NoneLit):
             return None
         if isinstance(e, ast.Attr) and self.p.refs[e][0] == "member":
             return None
@@ -591,9 +658,12 @@ class Emitter:
         if level >= h.cur or not self.safe(e):
             return None
         sink = h.levels[level + 1]
-        code = self.ex(e, Ctx(c.py, sink, h.at(level)))
+        # Written aside first: what it hoists in turn goes into the level's lines before it.
+        aside = Sink(sink.fn, sink.ind)
+        code = self.ex(e, Ctx(c.py, aside, h.at(level)))
         t = sink.tmp()
-        sink.emit(f"{t} = {code}")
+        aside.emit(f"{t} = {code}")
+        sink.lines.extend(aside.lines)
         if level == -1:
             h.shared[id(e)] = t
         return t
@@ -659,6 +729,10 @@ class Emitter:
         op = _FLIP[e.op] if negate else e.op
         if op in ("and", "or"):
             a = self.ex(e.left, c)
+            if a in ("True", "False"):  # a constant (a folded parameter): no test needed
+                if (a == "True") == (op == "and"):
+                    return self.ex(e.right, c)
+                return a
             b, b_lines = self._branch(e.right, c, self.ex)
             if not b_lines:
                 return f"({a} {op} {b})"
@@ -709,7 +783,7 @@ class Emitter:
         codes = self.seq(c, parts)
         lo, hi = codes[0], codes[1]
         if e.step is None:
-            return f"list(range({lo}, {hi} + 1))"
+            return f"list(range({hi} + 1))" if lo == "0" else f"list(range({lo}, {hi} + 1))"
         if literal_step:
             return f"list(range({lo}, {hi} + 1, {e.step.value}))"
         return f"_range({lo}, {hi}, {codes[2]}, {self.L(e.span)})"
@@ -767,11 +841,11 @@ class Emitter:
         if n == "len":
             if T.strip(self.t(e.args[0])).kind == "set":
                 return f"{args[0]}.bit_count()"
-            return f"len({args[0]})"
+            return f"len({_bare(args[0])})"
         if n in ("min", "max"):
             return f"{n}({args[0]}, {args[1]})"
         if n == "abs":
-            return f"abs({args[0]})"
+            return f"abs({_bare(args[0])})"
         if n == "ceil_div":
             return f"_cdiv({args[0]}, {args[1]}, {w})"
         if n == "round_up":
@@ -795,8 +869,8 @@ class Emitter:
             return f"_path_cost(_G_{g}, {src}, {args[2]}, {allowed})"
         if n == "as_list":
             if T.strip(self.t(e.args[0])).kind == "set":
-                return f"list(_bits({args[0]}))"
-            return f"list({args[0]})"
+                return f"list(_bits({_bare(args[0])}))"
+            return f"list({_bare(args[0])})"
         grid = ident(T.strip(self.t(e.args[0])).name)
         if n == "neighbors":
             return f"_NB_{grid}[{args[0]}]"
@@ -866,7 +940,7 @@ class Emitter:
                         body += rest
                     bodies.append(body)
 
-                def emit_body(inner_sink, body):
+                def emit_body(inner_sink, body, c=c):
                     if body:
                         self._inline_stmts(body, c.at(inner_sink), result, ret)
                     else:
@@ -880,13 +954,28 @@ class Emitter:
         empty means none) are written by emit_body(sink, body). A condition that needs
         statements turns its `elif` into `else:` + `if`."""
         cur = c.sink
+        opened = False  # an `if` is written at cur's level
         for i, (cond, _b) in enumerate(branches):
-            if i == 0:
+            if not opened:
+                before = len(cur.lines)
                 code = self.ex(cond, c.at(cur))
+                const = len(cur.lines) == before and code in ("True", "False")
+                if const and code == "False":  # a folded parameter: never taken
+                    continue
+                if const:  # always taken: no test, and the later branches are dead
+                    emit_body(cur, bodies[i])
+                    return
                 cur.emit(f"if {code}:")
+                opened = True
             else:
                 pre = cur.scratch(1)
                 code = self.ex(cond, c.at(pre))
+                if not pre.lines and code == "False":
+                    continue
+                if not pre.lines and code == "True":
+                    cur.emit("else:")
+                    emit_body(cur.deeper(), bodies[i])
+                    return
                 if pre.lines:
                     cur.emit("else:")
                     cur = cur.deeper()
@@ -896,8 +985,11 @@ class Emitter:
                     cur.emit(f"elif {code}:")
             emit_body(cur.deeper(), bodies[i])
         if bodies[-1]:
-            cur.emit("else:")
-            emit_body(cur.deeper(), bodies[-1])
+            if opened:
+                cur.emit("else:")
+                emit_body(cur.deeper(), bodies[-1])
+            else:
+                emit_body(cur, bodies[-1])
 
     def _gen(self, e, c: Ctx, elem_code_fn) -> tuple[str, Ctx]:
         inner, var = c.with_local(self.p.slots[e])
@@ -917,9 +1009,81 @@ class Emitter:
             body.emit("    continue")
         return ic
 
+    def _extreme(self, e, c: Ctx) -> str | None:
+        """`any/all(A[x] < K for x in E)` over every member of an enum E, A an int array indexed
+        by E: the test on min(A) or max(A) (nothing here can fault, so the order of the tests
+        and how many run does not matter)."""
+        if e.func not in ("any", "all") or e.cond is not None:
+            return None
+        ref = self.p.refs.get(e.iter) if isinstance(e.iter, ast.Name) else None
+        if ref is None or ref[0] != "enum_all" or not self.p.enums[ref[1]].members:
+            return None
+        test = e.elem
+        if not isinstance(test, ast.BinOp) or test.op not in ("<", "<=", ">", ">="):
+            return None
+        slot = self.p.slots[e]
+        flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+        for arr, bound, op in ((test.left, test.right, test.op),
+                               (test.right, test.left, flip[test.op])):
+            if not (isinstance(arr, ast.Index) and isinstance(arr.index, ast.Name)
+                    and self.p.refs.get(arr.index) == ("local", slot)):
+                continue
+            at = self.t(arr.obj)
+            if at.kind != "array" or at.index != T.enum(ref[1]) or at.elem != T.INT:
+                continue
+            if slot in self.free(arr.obj) or slot in self.free(bound) \
+                    or not self._ok(arr.obj) or not self._ok(bound):
+                continue
+            a, k = self.seq(c, [self._part_nn(arr.obj), self._part_nn(bound)])
+            small = op in ("<", "<=")  # true for the small values
+            fn = "min" if small == (e.func == "any") else "max"
+            return f"({fn}({a}) {op} {k})"
+        return None
+
+    def _nb_mask(self, e, c: Ctx) -> str | None:
+        """`any/all/count(n in S for n in neighbors(x))` (or `not in`), and
+        `{n for n in neighbors(x) if n in S}`, on the grid's neighbour bit masks. S cannot fault
+        and does not read n, so testing all neighbours at once changes nothing."""
+        it = e.iter
+        if not isinstance(it, ast.Call) or self.p.refs.get(it) != ("builtin", "neighbors"):
+            return None
+        slot = self.p.slots[e]
+        if isinstance(e, ast.Agg):
+            if e.cond is not None or e.func not in ("any", "all", "count"):
+                return None
+            test = e.elem
+        else:
+            if e.kind != "set" or not isinstance(e.elem, ast.Name) \
+                    or self.p.refs.get(e.elem) != ("local", slot):
+                return None
+            test = e.cond
+        if not (isinstance(test, ast.BinOp) and test.op in ("in", "not in")
+                and isinstance(test.left, ast.Name)
+                and self.p.refs.get(test.left) == ("local", slot)
+                and T.strip(self.t(test.right)).kind == "set" and slot not in self.free(test.right)
+                and self._ok(test.right)):
+            return None
+        grid = ident(T.strip(self.t(it.args[0])).name)
+        x, sset = self.seq(c, [self._part_nn(it.args[0]), self._part_ex(test.right)])
+        m = f"_NBM_{grid}[{x}]"
+        hit = f"({m} & {sset})" if test.op == "in" else f"({m} & ~{sset})"
+        if isinstance(e, ast.Comp):
+            return hit
+        if e.func == "any":
+            return f"({hit} != 0)"
+        if e.func == "count":
+            return f"{hit}.bit_count()"
+        miss = f"({m} & ~{sset})" if test.op == "in" else f"({m} & {sset})"
+        return f"({miss} == 0)"
+
     def emit_Agg(self, e, c):
         f = e.func
         w = self.L(e.span)
+        code = self._nb_mask(e, c)
+        if code is None:
+            code = self._extreme(e, c)
+        if code is not None:
+            return code
         if c.sink is None:
             return self._agg_expr(e, c)
         sk = c.sink
@@ -1000,9 +1164,14 @@ class Emitter:
             items = ", ".join(self.seq(c, [self._part_ex(x) for x in e.items]))
             return f"_setof(({items},), {self.L(e.span)})"
         codes = self.seq(c, [self._part_ex(x) for x in e.items])
+        if len(codes) == 1:
+            return f"(1 << {codes[0]})"
         return "(" + " | ".join(f"(1 << {x})" for x in codes) + ")"
 
     def emit_Comp(self, e, c):
+        code = self._nb_mask(e, c)
+        if code is not None:
+            return code
         if c.sink is None:
             if e.kind == "list":
                 elem_t = T.strip(self.t(e)).elem
@@ -1096,11 +1265,24 @@ class Emitter:
         fn = getattr(self, "emit_" + type(s).__name__, None)
         if fn is None:
             raise EmitError(f"no emitter for {type(s).__name__}")
-        sk = Sink(c.sink.fn if c.sink is not None else _Fn(), ind)
-        fn(s, c.at(sk), ret)
-        lines = sk.lines
+        f = c.sink.fn if c.sink is not None else _Fn()
+        sk = Sink(f, ind)
+        if c.hoist is not None and not c.hoist.stmt:  # a function that changes no state
+            fn(s, c.at(sk), ret)
+            lines = sk.lines
+        elif isinstance(s, _ONE_PASS):
+            # Nothing changes state until every expression of the statement has run: state
+            # read more than once is read into Python locals first.
+            pre = Sink(f, ind)
+            uses = self.name_uses(_stmt_exprs(s))
+            fn(s, Ctx(c.py, sk, _Hoist([pre], {}, -1, {}, uses, True)), ret)
+            lines = pre.lines + sk.lines
+        else:
+            fn(s, Ctx(c.py, sk, None), ret)
+            lines = sk.lines
         # The marker lets the module map a generated line back to its .rules line.
-        lines[0] = lines[0] + f"  # rules:{s.span.line}"
+        if "  # rules:" not in lines[0]:
+            lines[0] = lines[0] + f"  # rules:{s.span.line}"
         return lines
 
     def emit_Let(self, s, c, ret):
@@ -1142,6 +1324,15 @@ class Emitter:
 
     def emit_Remove(self, s, c, ret):
         if T.strip(self.t(s.target)).kind == "set":
+            if self._target_safe(s.target):
+                bit = c.sink.tmp()
+                c.sink.emit(f"{bit} = 1 << {self.nn(s.value, c)}")
+                tgt = self.target(s.target, c)
+                c.sink.emit(f"if not {tgt} & {bit}:")
+                c.sink.emit("    raise RulesRuntimeError('removing a value that is not in the "
+                            f"set', {self.L(s.span)})")
+                c.sink.emit(f"{tgt} ^= {bit}")
+                return
             v, tgt = self._value_then_target(s, c, lambda cc: self.nn(s.value, cc),
                                              self._ok(s.value))
             c.sink.emit(f"{tgt} = _set_remove({tgt}, {v}, {self.L(s.span)})")
@@ -1209,17 +1400,23 @@ class Emitter:
             names.append(name)
         ret = self.p.def_ret[d.name]
         out = [f"def _d_{ident(d.name)}({', '.join(['s', *names])}):  # {d.span.line}"]
+        # A def changes no state: state it reads more than once is read into locals first.
+        pre = Sink(fn, 1)
+        exprs = _block_exprs(d.body.stmts) if isinstance(d.body, ast.Block) else [d.body]
+        hoist = _Hoist([pre], {}, -1, {}, self.name_uses(exprs))
         if isinstance(d.body, ast.Block):
             body = list(d.body.stmts)
             # Def locals are Python locals: map every binding inside the body.
             for node in _bindings(d.body):
                 c, _ = c.with_local(self.p.slots[node])
-            out.extend(self.stmts(body, c.at(Sink(fn, 1)), 1, ret))
+            lines = self.stmts(body, Ctx(c.py, Sink(fn, 1), hoist), 1, ret)
         else:
             sk = Sink(fn, 1)
-            code = self.conv(d.body, c.at(sk), ret)
+            code = self.conv(d.body, Ctx(c.py, sk, hoist), ret)
             sk.emit(f"return {code}")
-            out.extend(sk.lines)
+            lines = sk.lines
+        out.extend(pre.lines)
+        out.extend(lines)
         return out
 
     def dense_table(self, name: str) -> tuple[int, int, list] | None:
@@ -1343,6 +1540,14 @@ class Emitter:
                 break
             heads.add(min(more))
         self._heads = heads
+        # Size of each head's function, to copy small ones where they are entered from before
+        # (a forward jump: no cycle), which saves a round through the dispatcher.
+        self._head_lines: dict[int, int] = {}
+        self._needed = []
+        for h in heads:
+            if h < len(code):
+                self._stack = [h] * (HEAD_INLINE_DEPTH + 1)  # measuring: inline no head
+                self._head_lines[h] = len(self._render(h, 1, _Fn()))
         out: list[str] = []
         names: dict[int, str] = {}
         todo = list(dict.fromkeys(roots))
@@ -1353,6 +1558,7 @@ class Emitter:
             name = f"_b{start}"
             names[start] = name
             self._needed: list[int] = []
+            self._stack = [start]  # heads being copied in, to copy none into itself
             out.append("")
             out.append(f"def {name}(s):")
             out.extend(self._render(start, 1, _Fn()))
@@ -1362,6 +1568,12 @@ class Emitter:
     def _goto(self, target: int, ind: int, fn: _Fn) -> list[str]:
         if target not in self._heads:
             return self._render(target, ind, fn)
+        if target not in self._stack and len(self._stack) <= HEAD_INLINE_DEPTH \
+                and self._head_lines.get(target, HEAD_INLINE_LINES + 1) <= HEAD_INLINE_LINES:
+            self._stack.append(target)
+            lines = self._render(target, ind, fn)
+            self._stack.pop()
+            return lines
         self._needed.append(target)
         return ["    " * ind + f"return {target}"]
 
@@ -1370,21 +1582,38 @@ class Emitter:
         end = self._end[start]
         sk = Sink(fn, ind)
         c = Ctx(sink=sk)
+
+        def one(expr) -> tuple[Ctx, Sink]:
+            """A context for the expression of one instruction: state it reads more than once
+            is read into Python locals first (nothing changes state in between)."""
+            pre = Sink(fn, ind)
+            hoist = _Hoist([pre], {}, -1, {}, self.name_uses([expr]), True)
+            return Ctx({}, Sink(fn, ind, sk.lines), hoist), pre
+
+        def done(pre: Sink) -> None:
+            # the aliases go before the instruction's own lines
+            sk.lines[first:first] = pre.lines
+
         for pc in range(start, end):
             ins = code[pc]
             sk.memo = {}  # the instructions before may have changed state
+            first = len(sk.lines)
             if isinstance(ins, Exec):
                 sk.lines.extend(self.stmt(ins.stmt, c, ind))
             elif isinstance(ins, Bind):
                 want = self.p.slot_types[ins.slot]
-                value = self.conv(ins.expr, c, want)
-                sk.emit(f"s.{slot_attr(ins.slot)} = {value}")
+                ci, pre = one(ins.expr)
+                value = self.conv(ins.expr, ci, want)
+                ci.sink.emit(f"s.{slot_attr(ins.slot)} = {value}")
+                done(pre)
             elif isinstance(ins, SetPhase):
                 sk.emit(f"s.phase = {ins.name!r}")
             elif isinstance(ins, IterInit):
-                it = self.iter_code(ins.expr, c, snapshot=True)
-                sk.emit(f"s.it_{ins.loop} = {it}")
-                sk.emit(f"s.ix_{ins.loop} = 0")
+                ci, pre = one(ins.expr)
+                it = self.iter_code(ins.expr, ci, snapshot=True)
+                ci.sink.emit(f"s.it_{ins.loop} = {it}")
+                ci.sink.emit(f"s.ix_{ins.loop} = 0")
+                done(pre)
             elif isinstance(ins, IterNext):
                 k = ins.loop
                 sk.emit(f"if s.ix_{k} < len(s.it_{k}):")
@@ -1397,7 +1626,15 @@ class Emitter:
                 sk.lines.extend(self._goto(ins.target, ind, fn))
                 return sk.lines
             elif isinstance(ins, JumpIfNot):
-                sk.emit(f"if {self.ex(ins.cond, c)}:")
+                ci, pre = one(ins.cond)
+                code = self.ex(ins.cond, ci)
+                if len(sk.lines) == first and code in ("True", "False"):
+                    # a constant test (`while true`, a folded parameter): one way only
+                    sk.lines.extend(self._goto(pc + 1 if code == "True" else ins.target,
+                                               ind, fn))
+                    return sk.lines
+                ci.sink.emit(f"if {code}:")
+                done(pre)
                 sk.lines.extend(self._goto(pc + 1, ind + 1, fn))
                 sk.lines.extend(self._goto(ins.target, ind, fn))
                 return sk.lines
@@ -1448,10 +1685,21 @@ class Emitter:
         fn = _Fn()
         pre = Sink(fn, 1)
         shared: dict[int, str] = {}
+        self._pc, self._tables = pc, []
         body: list[str] = []
         for oi, opt in enumerate(node.options):
-            body.extend(self._option(oi, opt, fn, pre, shared))
-        out = [f"def _a{pc}(s):  # {node.span.line}: choices of this decision", "    out = []"]
+            if opt.name in self.p.end_actions:
+                # where the first end declaration is, for end_action_index()
+                e = fn.tmp()
+                body.append(f"    {e} = len(out)")
+                body.extend(self._option(oi, opt, fn, pre, shared))
+                body.append(f"    if s._endk < 0 and len(out) > {e}:")
+                body.append(f"        s._endk = {e}")
+            else:
+                body.extend(self._option(oi, opt, fn, pre, shared))
+        out = self._tables + [
+            f"def _a{pc}(s):  # {node.span.line}: choices of this decision", "    out = []",
+            "    s._endk = -1"]
         out += pre.lines + body + ["    return out"]
         # strings
         out.append("")
@@ -1482,14 +1730,34 @@ class Emitter:
                 out.append(f"        s.{slot_attr(self.p.slots[prm])} = args[{i}]")
             out.append(f"        return {ins.targets[oi]}")
         out.append("    raise AssertionError(opt)")
-        # apply: the k-th legal action (k already checked)
+        # apply: the k-th legal action (k already checked): its string, its bindings, resume
         out.append("")
+        texts = []
+        for oi, opt in enumerate(node.options):
+            if not opt.params:
+                texts.append(repr(ident(opt.name) + "()"))
+                continue
+            t = T.strip(self.p.slot_types[self.p.slots[opt.params[0]]])
+            if len(opt.params) == 1 and t.kind == "enum":
+                out.append(f"_A{pc}_{oi} = tuple({ident(opt.name) + '('!r} + n + ')' "
+                           f"for n in _N_{ident(t.name)})")
+                texts.append(f"_A{pc}_{oi}[args[0]]")
+            else:
+                texts.append(f"_f{pc}({oi}, args)")
         out.append(f"def _p{pc}(s, acts, k):")
-        out.append("    opt, args = acts[k]")
-        out.append(f"    s.history.append(_f{pc}(opt, args))")
+        out.append("    opt, args = acts[k]" if any(o.params for o in node.options)
+                   else "    opt = acts[k][0]")
+        for oi, opt in enumerate(node.options):
+            out.append(f"    {'if' if oi == 0 else 'elif'} opt == {oi}:")
+            out.append(f"        s.history.append({texts[oi]})")
+            for i, prm in enumerate(opt.params):
+                out.append(f"        s.{slot_attr(self.p.slots[prm])} = args[{i}]")
+            out.append(f"        nxt = {ins.targets[oi]}")
+        out.append("    else:")
+        out.append("        raise AssertionError(opt)")
         out.append(f"    s._seen.append({'-2 - s.current_player' if node.secret else 'None'})")
         out.append("    s._acts = None")
-        out.append(f"    _run(s, _r{pc}(s, opt, args))")
+        out.append("    _run(s, nxt)")
         return out
 
     def _option(self, oi: int, opt: ast.Option, fn: _Fn, pre: Sink,
@@ -1511,10 +1779,12 @@ class Emitter:
             if t.kind == "int":
                 const = self._const_range(prm.domain)
                 if const is not None:
-                    doms.append(((lambda cc, r=const: r), True, True))
+                    bounds = self._const_bounds(prm.domain)
+                    first = bounds[0] if bounds[0] <= bounds[1] else None
+                    doms.append(((lambda cc, r=const: r), True, first))
                     continue
                 doms.append(((lambda cc, prm=prm: self.ex(prm.domain, cc)),
-                             self._iter_ok(prm.domain), False))
+                             self._iter_ok(prm.domain), None))
             elif prm.domain is not None:
                 dt = T.strip(self.t(prm.domain))
                 if dt.kind == "set":
@@ -1522,19 +1792,17 @@ class Emitter:
 
                     def dom_set(cc, prm=prm, fnb=fnb):
                         code = self.nn(prm.domain, cc)
-                        return f"{fnb}[{code}]" if fnb == "_SMALL_BITS" else f"_bits({code})"
-                    doms.append((dom_set, self._ok(prm.domain), False))
+                        return (f"{fnb}[{code}]" if fnb == "_SMALL_BITS"
+                                else f"_bits({_bare(code)})")
+                    doms.append((dom_set, self._ok(prm.domain), None))
                 else:
-                    elem = dt.elem
-                    ok = self._ok(prm.domain) and elem is not None and elem.kind not in (
-                        "opt", "none", "any")
-
+                    # the members of the parameter's type that are in the list, in order
+                    # (a none in the list matches nothing)
                     def dom_list(cc, prm=prm):
-                        code = self.nn(prm.domain, cc)
-                        return f"_bits(_setof({code}, {self.L(prm.domain.span)}))"
-                    doms.append((dom_list, ok, False))
+                        return f"_bits(_listdom({self.nn(prm.domain, cc)}))"
+                    doms.append((dom_list, self._ok(prm.domain), None))
             else:
-                doms.append(((lambda cc, t=t: self.domain(t)), True, False))
+                doms.append(((lambda cc, t=t: self.domain(t)), True, None))
             if not doms[-1][1]:
                 unsafe_dom = i
         # place the parts of `when`
@@ -1550,9 +1818,17 @@ class Emitter:
                         dep = max(dep, levels[slot])
                 level = max(dep, unsafe_dom)
                 brk = level >= 0 and (dep < level or self._falls(a, opt.params[level], doms[level]))
+                if brk and level >= 1 and dep == level and unsafe_dom < level \
+                        and doms[level][2] is not None and (
+                        self._falls(a, opt.params[level - 1], doms[level - 1])
+                        or self.p.slots[opt.params[level - 1]] not in self.free(a)):
+                    # False at the first value of this loop (where it is easiest to satisfy),
+                    # it is false for every later value of the loop outside too.
+                    first = {self.p.slots[opt.params[level]]: str(doms[level][2])}
+                    placed[level - 1].append((a, True, first))
             else:
                 level, brk = m - 1, False
-            placed[level].append((a, brk))
+            placed[level].append((a, brk, {}))
         # emit: level -1 guards as nested ifs, then one loop per parameter. Nothing here changes
         # state, so the results of inlined defs are shared down the nest (one memo scope per
         # block).
@@ -1564,11 +1840,24 @@ class Emitter:
 
         def here(scope):
             return Sink(fn, scope.ind, parent=scope.parent, memo=scope.memo)
-        for a, _brk in placed[-1]:
+        guard: list[str] = []  # tests joined by `and` until one needs statements first
+        for a, _brk, _sub in placed[-1]:
             sk = here(scope)
             code = self.ex(a, Ctx(c.py, sk, _Hoist(hoist_levels, levels, -1, shared)))
+            if sk.lines and guard:
+                # statements before this test: they go inside the tests so far
+                lines.append("    " * ind + f"if {' and '.join(guard)}:")
+                guard = []
+                ind += 1
+                scope = Sink(fn, ind, parent=scope)
+                sk.lines[:] = ["    " + x for x in sk.lines]
             lines.extend(sk.lines)
-            lines.append("    " * ind + f"if {code}:")
+            if code == "False":  # a folded parameter: the option is never legal
+                return []
+            if code != "True":
+                guard.append(code)
+        if guard:
+            lines.append("    " * ind + f"if {' and '.join(guard)}:")
             ind += 1
             scope = Sink(fn, ind, parent=scope)
         for i in range(m):
@@ -1581,22 +1870,44 @@ class Emitter:
             level_sink = Sink(fn, ind)
             hoist_levels.append(level_sink)
             inserts.append((len(lines), level_sink))
-            for a, brk in placed[i]:
+            for a, brk, sub in placed[i]:
                 sk = here(scope)
-                code = self.ex_not(a, Ctx(c.py, sk, _Hoist(hoist_levels, levels, i, shared)))
+                code = self.ex_not(a, Ctx({**c.py, **sub}, sk,
+                                          _Hoist(hoist_levels, levels, i, shared)))
                 lines.extend(sk.lines)
                 lines.append("    " * ind + f"if {code}:")
                 lines.append("    " * ind + f"    {'break' if brk else 'continue'}")
-        args = "(" + "".join(f"{n}, " for n in names) + ")"
-        lines.append("    " * ind + f"out.append(({oi}, {args}))")
+        size = self._small_domain(opt)
+        if size is not None:
+            # the (option, args) pairs of a one-parameter option, made once
+            table = f"_K{self._pc}_{oi}"
+            self._tables.append(f"{table} = tuple(({oi}, (v,)) for v in range({size}))")
+            lines.append("    " * ind + f"out.append({table}[{names[0]}])")
+        else:
+            args = "(" + "".join(f"{n}, " for n in names) + ")"
+            lines.append("    " * ind + f"out.append(({oi}, {args}))")
         for pos, sk in reversed(inserts):
             lines[pos:pos] = sk.lines
         return lines
 
+    def _small_domain(self, opt: ast.Option) -> int | None:
+        """Size of the value range of an option's only parameter, if it is an enum, a bool or
+        a player (None otherwise)."""
+        if len(opt.params) != 1:
+            return None
+        t = T.strip(self.p.slot_types[self.p.slots[opt.params[0]]])
+        if t.kind == "enum":
+            return len(self.p.enums[t.name].members)
+        if t.kind == "bool":
+            return 2
+        if t.kind == "player":
+            return self.p.max_players
+        return None
+
     def _falls(self, a, prm: ast.OParam, dom) -> bool:
         """Whether `a`, once false, stays false for every later value of an int parameter that
         runs upwards (a comparison of a non-decreasing side with a non-increasing one)."""
-        if not dom[2] or not isinstance(a, ast.BinOp) or a.op not in ("<", "<=", ">", ">="):
+        if dom[2] is None or not isinstance(a, ast.BinOp) or a.op not in ("<", "<=", ">", ">="):
             return False
         slot = self.p.slots[prm]
         if T.strip(self.t(a.left)).kind != "int" or T.strip(self.t(a.right)).kind != "int":
@@ -1636,6 +1947,10 @@ class Emitter:
             if e.op == "*" and isinstance(e.left, ast.IntLit) and e.left.value > 0:
                 return b
         return None
+
+    def _const_bounds(self, e) -> tuple[int, int, int]:
+        return (self.k.eval_const(e.lo), self.k.eval_const(e.hi),
+                self.k.eval_const(e.step) if e.step is not None else 1)
 
     def _const_range(self, e) -> str | None:
         if not isinstance(e, ast.Range):
@@ -1708,7 +2023,17 @@ class Emitter:
         out.append(f"    v = {'_kth_bit(acts, k)' if masked else 'acts[k][0]'}")
         out.append(f"    s.{slot_attr(slot)} = v")
         out.append(f"    s.history.append({f'_S{pc}[v]' if t.kind == 'enum' else f'_s{pc}(v)'})")
-        out.append(f"    s._seen.append({'None' if node.seen_by is None else f'_v{pc}(s)'})")
+        if node.seen_by is None:
+            out.append("    s._seen.append(None)")
+        else:
+            vs = Sink(fn, 1)
+            who = self.ex(node.seen_by, Ctx(sink=vs))
+            if vs.lines or not self.optional(node.seen_by):
+                out.append(f"    s._seen.append(_v{pc}(s))" if vs.lines
+                           else f"    s._seen.append({who})")
+            else:
+                out.append(f"    who = {who}")
+                out.append("    s._seen.append(-1 if who is None else who)")
         out.append("    s._acts = None")
         out.append(f"    _run(s, {pc + 1})")
         return out
@@ -1726,6 +2051,24 @@ def _match(k: tuple, a: int) -> bool:
     if kind == "from":
         return a >= lo
     return a == lo
+
+
+def _bare(code: str) -> str:
+    """Code without parentheses around the whole of it (for the only argument of a call)."""
+    if "'" in code or '"' in code:
+        return code
+    while code.startswith("(") and code.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(code):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(code) - 1:
+                return code  # the first group closes before the end: `(a) + (b)`
+        inner = code[1:-1]
+        if inner.endswith(",") or not inner:
+            return code  # a tuple
+        code = inner
+    return code
 
 
 def _conjuncts(e) -> list:
@@ -1758,6 +2101,42 @@ def _children(e) -> list:
     if isinstance(e, ast.ListLit | ast.SetLit):
         return list(e.items)
     return []
+
+
+# Statements that evaluate all their expressions before changing anything (their nested
+# statements, if any, are emitted separately).
+_ONE_PASS = (ast.Let, ast.Assign, ast.AugAssign, ast.Add, ast.Remove, ast.Push, ast.Return,
+             ast.If, ast.For)
+
+
+def _stmt_exprs(s) -> list:
+    """The expressions a statement itself evaluates (not those of its nested statements)."""
+    if isinstance(s, ast.Let | ast.Return):
+        return [s.value]
+    if isinstance(s, ast.Assign | ast.AugAssign | ast.Add | ast.Remove | ast.Push):
+        return [s.value, *s.target.indices]
+    if isinstance(s, ast.If):
+        return [cond for cond, _b in s.branches]
+    if isinstance(s, ast.For):
+        return [s.iter]
+    if isinstance(s, ast.While):
+        return [s.cond]
+    return []
+
+
+def _block_exprs(stmts) -> list:
+    """Every expression in a list of statements, nested ones included."""
+    out = []
+    for s in stmts:
+        out.extend(_stmt_exprs(s))
+        if isinstance(s, ast.If):
+            for _c, b in s.branches:
+                out.extend(_block_exprs(b.stmts))
+            if s.orelse is not None:
+                out.extend(_block_exprs(s.orelse.stmts))
+        elif isinstance(s, ast.For | ast.While):
+            out.extend(_block_exprs(s.body.stmts))
+    return out
 
 
 def _has_return(stmts) -> bool:

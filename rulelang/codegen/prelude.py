@@ -97,6 +97,15 @@ def _setof_nn(values):
     return m
 
 
+def _listdom(values):
+    """The set of the values in a list that are not none (a parameter domain given as a list)."""
+    m = 0
+    for v in values:
+        if v is not None:
+            m |= 1 << v
+    return m
+
+
 def _setof(values, where):
     m = 0
     for v in values:
@@ -256,4 +265,6 @@ def _fill(v, sizes):
     """An array of the given sizes (outermost first) with every entry a copy of v."""
     if not sizes:
         return _deep(v)
+    if len(sizes) == 1 and type(v) is not list:
+        return [v] * sizes[0]
     return [_fill(v, sizes[1:]) for _ in range(sizes[0])]
