@@ -29,7 +29,7 @@ table __getattr__(k: int) -> int { 1 => 5, _ => 7 }
 state {
   import_: int = 0
   __init__: int[player] = 0
-  %s: int = 0
+  LONGNAME: int = 0
   eval: set<None_> = {}
 }
 def os(x: int) -> int = x + __getattr__(x)
@@ -37,7 +37,7 @@ phase system(__reduce__: player) {
   choose __reduce__ {
     __subclasses__(self: None_) when self != exec { add self to eval }
     pass_() {
-      fail "\"\"\" + __import__('os').system('touch %s') + \"\"\" ' \\ \n end"
+      fail "\"\"\" + __import__('os').system('touch MARKPATH') + \"\"\" ' \\ \n end"
     }
   }
 }
@@ -48,7 +48,7 @@ flow {
   import_ = os(1) + __class__ + len(__globals__)
 }
 score p => import_ + __init__[p]
-''' % ("x" * 3000, MARK)
+'''.replace("LONGNAME", "x" * 3000).replace("MARKPATH", MARK)
 
 
 def _clean_marker():
