@@ -1875,7 +1875,8 @@ class Emitter:
                 code = self.ex_not(a, Ctx({**c.py, **sub}, sk,
                                           _Hoist(hoist_levels, levels, i, shared)))
                 lines.extend(sk.lines)
-                lines.append("    " * ind + f"if {code}:")
+                note = "  # then no value of the loop inside passes either" if sub else ""
+                lines.append("    " * ind + f"if {code}:{note}")
                 lines.append("    " * ind + f"    {'break' if brk else 'continue'}")
         size = self._small_domain(opt)
         if size is not None:
