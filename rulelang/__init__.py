@@ -29,7 +29,8 @@ def _read(path: str | Path) -> str:
     from rulelang.errors import Diagnostic, Span
 
     try:
-        return Path(path).read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark some editors write is not part of the rules text.
+        return Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise RulesError([Diagnostic("E000", f"cannot read file: {exc}",
                                      Span(str(path), 0, 0))]) from None
