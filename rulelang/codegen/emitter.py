@@ -62,6 +62,8 @@ _FRESH = (ast.ListLit, ast.SetLit, ast.Comp, ast.Range, ast.Sort, ast.Agg, ast.B
 
 # Expression-bodied defs up to this many AST nodes (callees included) are inlined in statements.
 INLINE_NODES = 120
+# An option with no `when` over fixed domains of at most this many values gets a constant table.
+CONST_ACTIONS = 100_000
 # Flow blocks of at most this many statements are copied into every function that reaches them.
 SMALL_BLOCK = 3
 # A flow function of at most this many lines is also copied where it is entered (unless it is
@@ -1599,7 +1601,13 @@ class Emitter:
             sk.memo = {}  # the instructions before may have changed state
             first = len(sk.lines)
             if isinstance(ins, Exec):
-                sk.lines.extend(self.stmt(ins.stmt, c, ind))
+                # Variables bound inside the statement (loop variables, lets in its blocks) are
+                # out of scope at every pause: Python locals will do.
+                ce = Ctx(sink=sk)
+                for node in _bindings(ast.Block(ins.stmt.span, (ins.stmt,))):
+                    if node is not ins.stmt or not isinstance(node, ast.Let):
+                        ce, _ = ce.with_local(self.p.slots[node])
+                sk.lines.extend(self.stmt(ins.stmt, ce, ind))
             elif isinstance(ins, Bind):
                 want = self.p.slot_types[ins.slot]
                 ci, pre = one(ins.expr)
@@ -1607,7 +1615,7 @@ class Emitter:
                 ci.sink.emit(f"s.{slot_attr(ins.slot)} = {value}")
                 done(pre)
             elif isinstance(ins, SetPhase):
-                sk.emit(f"s.phase = {ins.name!r}")
+                _then(sk.lines, ["    " * ind + f"s.phase = {ins.name!r}"])
             elif isinstance(ins, IterInit):
                 ci, pre = one(ins.expr)
                 it = self.iter_code(ins.expr, ci, snapshot=True)
@@ -1623,14 +1631,14 @@ class Emitter:
                 sk.lines.extend(self._goto(ins.target, ind, fn))
                 return sk.lines
             elif isinstance(ins, Jump):
-                sk.lines.extend(self._goto(ins.target, ind, fn))
+                _then(sk.lines, self._goto(ins.target, ind, fn))
                 return sk.lines
             elif isinstance(ins, JumpIfNot):
                 ci, pre = one(ins.cond)
                 code = self.ex(ins.cond, ci)
                 if len(sk.lines) == first and code in ("True", "False"):
                     # a constant test (`while true`, a folded parameter): one way only
-                    sk.lines.extend(self._goto(pc + 1 if code == "True" else ins.target,
+                    _then(sk.lines, self._goto(pc + 1 if code == "True" else ins.target,
                                                ind, fn))
                     return sk.lines
                 ci.sink.emit(f"if {code}:")
@@ -1667,7 +1675,7 @@ class Emitter:
                 return sk.lines
             else:
                 raise EmitError(ins)
-        sk.lines.extend(self._goto(end, ind, fn))
+        _then(sk.lines, self._goto(end, ind, fn))
         return sk.lines
 
     # -- decisions
@@ -1805,6 +1813,16 @@ class Emitter:
                 doms.append(((lambda cc, t=t: self.domain(t)), True, None))
             if not doms[-1][1]:
                 unsafe_dom = i
+        size = self._fixed_size(opt)
+        if opt.when is None and size is not None:
+            # Every value of fixed domains: the (option, args) pairs are made once.
+            codes = [d[0](Ctx()) for d in doms]
+            if size <= CONST_ACTIONS:
+                table = f"_K{self._pc}_{oi}_all"
+                loops = " ".join(f"for {n} in {code}" for n, code in zip(names, codes))
+                args = "(" + "".join(f"{n}, " for n in names) + ")"
+                self._tables.append(f"{table} = tuple(({oi}, {args}) {loops})")
+                return [f"    out.extend({table})"]
         # place the parts of `when`
         conj = _conjuncts(opt.when) if opt.when is not None else []
         placed: dict[int, list] = {lv: [] for lv in range(-1, m)}
@@ -1890,6 +1908,25 @@ class Emitter:
         for pos, sk in reversed(inserts):
             lines[pos:pos] = sk.lines
         return lines
+
+    def _fixed_size(self, opt: ast.Option) -> int | None:
+        """How many argument tuples an option has when every parameter's domain is fixed (a
+        constant int range, all members of an enum, both bools); None otherwise."""
+        if not opt.params:
+            return None
+        size = 1
+        for prm in opt.params:
+            t = T.strip(self.p.slot_types[self.p.slots[prm]])
+            if t.kind == "int" and self._const_range(prm.domain) is not None:
+                lo, hi, step = self._const_bounds(prm.domain)
+                size *= len(range(lo, hi + 1, step))
+            elif t.kind == "enum" and prm.domain is None:
+                size *= len(self.p.enums[t.name].members)
+            elif t.kind == "bool" and prm.domain is None:
+                size *= 2
+            else:
+                return None
+        return size
 
     def _small_domain(self, opt: ast.Option) -> int | None:
         """Size of the value range of an option's only parameter, if it is an enum, a bool or
@@ -2052,6 +2089,15 @@ def _match(k: tuple, a: int) -> bool:
     if kind == "from":
         return a >= lo
     return a == lo
+
+
+def _then(lines: list[str], more: list[str]) -> None:
+    """Append straight-line code; a phase set and at once set again keeps only the last."""
+    if lines and more and more[0].lstrip().startswith("s.phase = "):
+        pad = more[0][:len(more[0]) - len(more[0].lstrip())]
+        if lines[-1].startswith(pad + "s.phase = "):
+            lines.pop()
+    lines.extend(more)
 
 
 def _bare(code: str) -> str:
