@@ -87,14 +87,14 @@ def pick_random_action(rng: random.Random, state: Any, end_actions: Iterable[str
     Taking an end declaration as soon as it is legal keeps random games finite; it consumes no
     random number, so the RNG stream stays aligned across back ends.
     """
-    ends = frozenset(end_actions)
-    if ends:
+    if end_actions:
         fast = getattr(state, "end_action_index", None)
         if fast is not None:
             k = fast()
             if k >= 0:
                 return k
         else:
+            ends = frozenset(end_actions)
             for k, action in enumerate(state.legal_actions()):
                 if action_name(action) in ends:
                     return k

@@ -275,7 +275,7 @@ class State:
         if self.current_player == TERMINAL:
             raise IllegalAction("the game is over")
         choices = self._choices()
-        if not isinstance(k, int) or not 0 <= k < len(choices):
+        if type(k) is not int or not 0 <= k < len(choices):
             raise IllegalAction(f"choice index {k!r} out of range 0..{len(choices) - 1}")
         saved = (dict(self.vars), dict(self.frame), self.pc, self.phase, self.current_player,
                  len(self.history), self._actions_cache, list(self._seen))
