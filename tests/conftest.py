@@ -38,13 +38,22 @@ def backend(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
+_GAMES: dict = {}
+
+
 @pytest.fixture
 def load_rules(backend: str):
-    """load_rules("acquire", variant=None, params=None) -> Game on the current back end."""
+    """load_rules("acquire", variant=None, params=None) -> Game on the current back end.
+
+    Memoised per back end, file, variant and parameters: a Game never changes once loaded, and
+    loading takes a few tenths of a second."""
     import rulelang
 
     def _load(name: str, variant: str | None = None, params: dict | None = None):
-        return rulelang.load(os.path.join(RULES, f"{name}.rules"), variant=variant,
-                             params=params, backend=backend)
+        key = (backend, name, variant, tuple(sorted((params or {}).items())))
+        if key not in _GAMES:
+            _GAMES[key] = rulelang.load(os.path.join(RULES, f"{name}.rules"), variant=variant,
+                                        params=params, backend=backend)
+        return _GAMES[key]
 
     return _load

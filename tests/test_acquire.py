@@ -43,23 +43,6 @@ def book_price(chain: str, size: int) -> int:
 
 # ---------------------------------------------------------------------------- set-up helpers
 
-_GAMES: dict = {}
-
-
-@pytest.fixture
-def load_rules(load_rules, backend):
-    """conftest's loader, memoised per back end, variant and parameters: loading a rules file
-    takes a few tenths of a second and games never change once loaded."""
-
-    def _load(name: str, variant: str | None = None, params: dict | None = None):
-        key = (backend, name, variant, tuple(sorted((params or {}).items())))
-        if key not in _GAMES:
-            _GAMES[key] = load_rules(name, variant=variant, params=params)
-        return _GAMES[key]
-
-    return _load
-
-
 def row(r: str, c1: int, c2: int) -> list[str]:
     """Tiles of row r from column c1 to c2 inclusive."""
     return [f"{c}{r}" for c in range(c1, c2 + 1)]

@@ -22,22 +22,6 @@ NEIGHBORS = {
 }
 NOT_LEGAL = ["buy(Nope)", "", "place(1A", "place(13A)", "dispose(-1, 0)", "found()", "end_buy"]
 
-_GAMES: dict = {}
-
-
-@pytest.fixture
-def load_rules(load_rules, backend):
-    """conftest's loader, memoised per back end: hypothesis calls the test many times."""
-
-    def _load(name: str, variant: str | None = None, params: dict | None = None):
-        key = (backend, name, variant, tuple(sorted((params or {}).items())))
-        if key not in _GAMES:
-            _GAMES[key] = load_rules(name, variant=variant, params=params)
-        return _GAMES[key]
-
-    return _load
-
-
 def check_invariants(s, per_chain: int, hand_size: int) -> None:
     v = {name: s.get_var(name) for name in
          ("bag", "board", "loose", "hand", "removed", "chain_of", "size", "shares", "bank",

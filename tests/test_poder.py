@@ -18,23 +18,6 @@ import rulelang
 N = 4
 FREE = ("X01D", "X10D", "X05A", "X09A")  # price-10 companies away from the examples' blocks
 
-_GAMES: dict = {}
-
-
-@pytest.fixture
-def load_rules(load_rules, backend):
-    """The conftest loader, with each (back end, variant, params) loaded once: a Game is
-    immutable and loading (and compiling) dominates these short scenarios."""
-
-    def _load(name, variant=None, params=None):
-        key = (backend, name, variant, json.dumps(params, sort_keys=True))
-        if key not in _GAMES:
-            _GAMES[key] = load_rules(name, variant=variant, params=params)
-        return _GAMES[key]
-
-    return _load
-
-
 def start(load_rules, variant=None, params=None, free=FREE, **position):
     """A 4-player game just after setup (player 0 to act in year 1), then `position` applied on
     top of a quiet table: no hand cards, no public offers, an empty pile."""
