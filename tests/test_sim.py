@@ -550,3 +550,38 @@ def test_real_acquire_check_and_simulate(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output + res.stderr
     res = runner.invoke(cli, ["replay", str(ACQUIRE), str(records / "game-000000.json")])
     assert res.exit_code == 0, res.output + res.stderr
+
+
+class _NoFastPaths:
+    """A real engine seen through the plain protocol only (no end_action_index)."""
+
+    def __init__(self, game):
+        self._game = game
+        self.end_actions = game.end_actions
+        self.source_digest = game.source_digest
+
+    def new_game(self, num_players):
+        return _PlainState(self._game.new_game(num_players))
+
+
+class _PlainState:
+    def __init__(self, state):
+        self._s = state
+
+    def __getattr__(self, name):
+        if name == "end_action_index":
+            raise AttributeError(name)
+        return getattr(self._s, name)
+
+
+@pytest.mark.skipif(not ACQUIRE.exists(), reason="rules/acquire.rules not written yet")
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+def test_fast_driver_loop_plays_the_same_games_as_the_plain_one(backend):
+    import rulelang
+
+    game = rulelang.load(str(ACQUIRE), backend=backend)
+    for seed in (3, 11):
+        fast = sim.play_random_game(game, 3, seed)
+        plain = sim.play_random_game(_NoFastPaths(game), 3, seed)
+        assert (fast.scores, fast.decisions, fast.chance_events) == (
+            plain.scores, plain.decisions, plain.chance_events)
