@@ -1079,6 +1079,9 @@ class Emitter:
         return f"({miss} == 0)"
 
     def emit_Agg(self, e, c):
+        known = getattr(self, "_known_any", None)
+        if known and id(e) in known:
+            return known[id(e)]
         f = e.func
         w = self.L(e.span)
         code = self._nb_mask(e, c)
@@ -1695,16 +1698,27 @@ class Emitter:
         shared: dict[int, str] = {}
         self._pc, self._tables = pc, []
         body: list[str] = []
+        reuse = self._reused_any(node.options)
+        starts: dict[int, str] = {}
+        needed = {i for lst in reuse.values() for i, _ag in lst}
         for oi, opt in enumerate(node.options):
-            if opt.name in self.p.end_actions:
-                # where the first end declaration is, for end_action_index()
-                e = fn.tmp()
-                body.append(f"    {e} = len(out)")
-                body.extend(self._option(oi, opt, fn, pre, shared))
-                body.append(f"    if s._endk < 0 and len(out) > {e}:")
-                body.append(f"        s._endk = {e}")
-            else:
-                body.extend(self._option(oi, opt, fn, pre, shared))
+            if oi in needed:
+                starts[oi] = fn.tmp()
+                body.append(f"    {starts[oi]} = len(out)")
+            known = {id(ag): f"(len(out) > {starts[i]})" for i, ag in reuse.get(oi, ())}
+            self._known_any = known
+            try:
+                if opt.name in self.p.end_actions:
+                    # where the first end declaration is, for end_action_index()
+                    e = fn.tmp()
+                    body.append(f"    {e} = len(out)")
+                    body.extend(self._option(oi, opt, fn, pre, shared))
+                    body.append(f"    if s._endk < 0 and len(out) > {e}:")
+                    body.append(f"        s._endk = {e}")
+                else:
+                    body.extend(self._option(oi, opt, fn, pre, shared))
+            finally:
+                self._known_any = {}
         out = self._tables + [
             f"def _a{pc}(s):  # {node.span.line}: choices of this decision", "    out = []",
             "    s._endk = -1"]
@@ -1767,6 +1781,70 @@ class Emitter:
         out.append("    s._acts = None")
         out.append("    _run(s, nxt)")
         return out
+
+    def _reused_any(self, options) -> dict[int, list]:
+        """`any(P(x) for x in D)` in the `when` of a parameterless option, where an earlier
+        option `o(t: T in D) when P(t)` (one parameter over a set) lists exactly the members
+        passing P: its value is whether that option added any choice. Nothing changes state
+        in between and the earlier option evaluated P on every member first (so any fault it
+        could raise was raised there, as the interpreter does). Option index -> [(earlier
+        option index, Agg node)]."""
+        out: dict[int, list] = {}
+        cands = []
+        for i, opt in enumerate(options):
+            if len(opt.params) == 1 and opt.when is not None and opt.params[0].domain is not None \
+                    and T.strip(self.t(opt.params[0].domain)).kind == "set":
+                cands.append((i, opt))
+        if not cands:
+            return out
+        for j, opt in enumerate(options):
+            if opt.params or opt.when is None:
+                continue
+            for ag in _walk(opt.when):
+                if not isinstance(ag, ast.Agg) or ag.func != "any" or ag.cond is not None:
+                    continue
+                vslot = self.p.slots.get(ag)
+                if vslot is None:
+                    continue
+                for i, a in cands:
+                    if i >= j:
+                        break
+                    pslot = self.p.slots[a.params[0]]
+                    if self._same(a.params[0].domain, ag.iter, {}) and \
+                            self._same(a.when, ag.elem, {pslot: vslot}):
+                        out.setdefault(j, []).append((i, ag))
+                        break
+        return out
+
+    def _same(self, a, b, ren: dict) -> bool:
+        """Whether two expressions are the same code (spans aside), reading the same names
+        (locals of `ren` renamed)."""
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, tuple | list):
+            return len(a) == len(b) and all(self._same(x, y, ren) for x, y in zip(a, b))
+        if not hasattr(a, "__dataclass_fields__"):
+            return a == b
+        if isinstance(a, Span):
+            return True
+        refs = self.p.refs
+        if (a in refs) != (b in refs):
+            return False
+        if a in refs:
+            ra, rb = refs[a], refs[b]
+            if ra != rb:
+                if not (isinstance(a, ast.Name) and ra[0] == "local" and rb[0] == "local"
+                        and ren.get(ra[1]) == rb[1]):
+                    return False
+                return True  # a renamed local (its name aside)
+        if (a in self.p.slots) or (b in self.p.slots):
+            return False  # binds a variable of its own: not compared
+        for f in a.__dataclass_fields__:
+            if f == "span":
+                continue
+            if not self._same(getattr(a, f), getattr(b, f), ren):
+                return False
+        return True
 
     def _option(self, oi: int, opt: ast.Option, fn: _Fn, pre: Sink,
                 shared: dict[int, str]) -> list[str]:
@@ -2262,3 +2340,17 @@ def _bindings(b: ast.Block):
 
     walk(b)
     return out
+
+
+def _walk(e):
+    """An expression's nodes, outermost first (not into def bodies)."""
+    yield e
+    if not hasattr(e, "__dataclass_fields__"):
+        return
+    for f in e.__dataclass_fields__:
+        if f == "span":
+            continue
+        v = getattr(e, f)
+        for x in (v if isinstance(v, tuple | list) else (v,)):
+            if hasattr(x, "__dataclass_fields__") and not isinstance(x, Span):
+                yield from _walk(x)

@@ -40,30 +40,32 @@ def _nn(v, where):
     return v
 
 
-def _bits(m):
+class _BitsCache(dict):
     """Members of a bit-mask set in ascending order, as a shared tuple (never to be changed):
     a table for masks below 256, a bounded cache for larger ones with few members, since the
-    same set (a hand, a board region) is usually walked several times in a row."""
-    r = _BITS_CACHE.get(m)
-    if r is not None:
+    same set (a hand, a board region) is usually walked several times in a row. A hit is a
+    plain dict lookup (no Python frame); a miss lands in `__missing__`."""
+    __slots__ = ()
+
+    def __missing__(self, m):
+        if m < 256:
+            return _SMALL_BITS[m]
+        out = []
+        x = m
+        while x:
+            low = x & -x
+            out.append(low.bit_length() - 1)
+            x ^= low
+        r = tuple(out)
+        if len(r) <= 32:
+            if len(self) >= 2048:
+                self.clear()
+            self[m] = r
         return r
-    if m < 256:
-        return _SMALL_BITS[m]
-    out = []
-    x = m
-    while x:
-        low = x & -x
-        out.append(low.bit_length() - 1)
-        x ^= low
-    r = tuple(out)
-    if len(r) <= 32:
-        if len(_BITS_CACHE) >= 2048:
-            _BITS_CACHE.clear()
-        _BITS_CACHE[m] = r
-    return r
 
 
-_BITS_CACHE = {}
+_BITS_CACHE = _BitsCache()
+_bits = _BITS_CACHE.__getitem__
 
 
 _SMALL_BITS = tuple(tuple(i for i in range(8) if m >> i & 1) for m in range(256))
