@@ -194,6 +194,31 @@ class _Lowerer:
         return scope
 
 
+def binding_nodes(b: ast.Block) -> list:
+    """Nodes inside a block that bind a local: lets, loops, chance outcomes, option parameters
+    (comprehension variables are not included: they never outlive their expression)."""
+    out: list = []
+
+    def block(x: ast.Block) -> None:
+        for s in x.stmts:
+            if isinstance(s, ast.Let | ast.For | ast.Chance):
+                out.append(s)
+            if isinstance(s, ast.If):
+                for _c, body in s.branches:
+                    block(body)
+                if s.orelse is not None:
+                    block(s.orelse)
+            elif isinstance(s, ast.For | ast.While):
+                block(s.body)
+            elif isinstance(s, ast.Choose):
+                for o in s.options:
+                    out.extend(o.params)
+                    block(o.body)
+
+    block(b)
+    return out
+
+
 def lower(program: Program) -> Lowered:
     lw = _Lowerer(program)
     lw.block(program.flow.body, (), [], (), None)

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import jinja2
 
-from rulelang import ast, runtime
+from rulelang import runtime
 from rulelang import types as T
 from rulelang.check import Program
 from rulelang.codegen.emitter import Ctx, Emitter, ident, slot_attr
-from rulelang.lower import ChanceAt, ChooseAt, lower
+from rulelang.lower import ChanceAt, ChooseAt, binding_nodes, lower
 
 __all__ = ["compile_program", "load_compiled", "cache_dir"]
 
@@ -90,31 +90,10 @@ def _named_repr(v, names: dict) -> str:
 
 def _flow_bindings(program: Program) -> list:
     """Nodes binding flow locals (kept on the state): lets, loops, options, chance, phase params."""
-    out = []
-
-    def block(b):
-        for s in b.stmts:
-            stmt(s)
-
-    def stmt(s):
-        if isinstance(s, ast.Let | ast.For | ast.Chance):
-            out.append(s)
-        if isinstance(s, ast.If):
-            for _c, b in s.branches:
-                block(b)
-            if s.orelse is not None:
-                block(s.orelse)
-        elif isinstance(s, ast.For | ast.While):
-            block(s.body)
-        elif isinstance(s, ast.Choose):
-            for o in s.options:
-                out.extend(o.params)
-                block(o.body)
-
-    block(program.flow.body)
+    out = binding_nodes(program.flow.body)
     for ph in program.phases.values():
         out.extend(ph.params)
-        block(ph.body)
+        out.extend(binding_nodes(ph.body))
     return out
 
 

@@ -44,6 +44,7 @@ from rulelang.lower import (
     JumpIfNot,
     Lowered,
     SetPhase,
+    binding_nodes,
 )
 
 # Builtins that cannot fault on arguments that are not none.
@@ -1412,7 +1413,7 @@ class Emitter:
         if isinstance(d.body, ast.Block):
             body = list(d.body.stmts)
             # Def locals are Python locals: map every binding inside the body.
-            for node in _bindings(d.body):
+            for node in binding_nodes(d.body):
                 c, _ = c.with_local(self.p.slots[node])
             lines = self.stmts(body, Ctx(c.py, Sink(fn, 1), hoist), 1, ret)
         else:
@@ -1607,7 +1608,7 @@ class Emitter:
                 # Variables bound inside the statement (loop variables, lets in its blocks) are
                 # out of scope at every pause: Python locals will do.
                 ce = Ctx(sink=sk)
-                for node in _bindings(ast.Block(ins.stmt.span, (ins.stmt,))):
+                for node in binding_nodes(ast.Block(ins.stmt.span, (ins.stmt,))):
                     if node is not ins.stmt or not isinstance(node, ast.Let):
                         ce, _ = ce.with_local(self.p.slots[node])
                 sk.lines.extend(self.stmt(ins.stmt, ce, ind))
@@ -2318,28 +2319,6 @@ def _stmt_count(s) -> int:
     elif isinstance(s, ast.For | ast.While):
         n += sum(_stmt_count(x) for x in s.body.stmts)
     return n
-
-
-def _bindings(b: ast.Block):
-    """Every node that binds a local inside a def body (lets, loops, comprehensions)."""
-    out = []
-
-    def walk(x):
-        if isinstance(x, ast.Let | ast.For):
-            out.append(x)
-        if isinstance(x, ast.Block):
-            for s in x.stmts:
-                walk(s)
-        elif isinstance(x, ast.If):
-            for _c, body in x.branches:
-                walk(body)
-            if x.orelse is not None:
-                walk(x.orelse)
-        elif isinstance(x, ast.For | ast.While):
-            walk(x.body)
-
-    walk(b)
-    return out
 
 
 def _walk(e):
