@@ -512,9 +512,69 @@ class ScoreDecl:
     expr: Expr
 
 
+# ---- view: how the game looks (checked in rulelang/view.py) ----------------------------------
+@node
+class ViewCell:
+    """`cell "text" when cond` (text set) or `cell expr when cond` (value set)."""
+
+    span: Span
+    text: str | None
+    value: Expr | None
+    when: Expr | None
+
+
+@node
+class ViewBoard:
+    span: Span
+    enum: str
+    var: str
+    at: tuple[Expr, Expr] | None
+    cells: tuple[ViewCell, ...]
+
+
+@node
+class ViewCol:
+    span: Span
+    label: str
+    value: Expr
+    when: Expr | None
+
+
+@node
+class ViewTable:
+    span: Span
+    title: str
+    var: str
+    iter: Expr
+    cols: tuple[ViewCol, ...]
+
+
+@node
+class ViewShow:
+    span: Span
+    label: str
+    value: Expr
+    when: Expr | None
+
+
+@node
+class ViewLabel:
+    """`label action(param: "label", ...)`: how a parameter is named to players."""
+
+    span: Span
+    action: str
+    labels: tuple[tuple[str, str, Span], ...]
+
+
+@node
+class ViewDecl:
+    span: Span
+    items: tuple[ViewBoard | ViewTable | ViewShow | ViewLabel, ...]
+
+
 Decl = (
     GameDecl | PlayersDecl | ParamDecl | VariantDecl | EnumDecl | GridDecl | GraphDecl | ConstDecl
-    | TableDecl | StateDecl | DefDecl | PhaseDecl | FlowDecl | ScoreDecl
+    | TableDecl | StateDecl | DefDecl | PhaseDecl | FlowDecl | ScoreDecl | ViewDecl
 )
 
 

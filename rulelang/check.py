@@ -67,6 +67,7 @@ class Program:
 
     field_types: dict[object, T.Type] = field(default_factory=dict)
     def_ret: dict[str, T.Type] = field(default_factory=dict)
+    view: ast.ViewDecl | None = None  # the `view` section, checked by rulelang/view.py
 
     def field_type(self, f: ast.Field) -> T.Type:
         return self.field_types[f]
@@ -1184,6 +1185,10 @@ def check(module: ast.Module, source: str, filename: str, variant: str | None = 
     checker = Checker(program)
     try:
         checker.run(variant, dict(params or {}))
+        if not checker.diags:
+            from rulelang.view import check_view
+
+            check_view(checker)
     except RecursionError:
         checker.error("E001", "input nested too deeply", Span(filename, 1, 1))
     if checker.diags:

@@ -444,6 +444,46 @@ class _ToAst(Transformer):
     def set_comp(self, meta, c):
         return ast.Comp(self._span(meta), "set", c[0], str(c[1]), c[2], c[3])
 
+    # -- view section
+    @v_args(meta=True)
+    def view_decl(self, meta, c):
+        return ast.ViewDecl(self._span(meta), tuple(c))
+
+    @v_args(meta=True)
+    def view_board(self, meta, c):
+        return ast.ViewBoard(self._tok(c[0]), str(c[0]), str(c[1]), c[2], tuple(c[3:]))
+
+    def view_at(self, c):
+        return (c[0], c[1])
+
+    @v_args(meta=True)
+    def view_cell_text(self, meta, c):
+        return ast.ViewCell(self._span(meta), _unescape(str(c[0])), None, c[1])
+
+    @v_args(meta=True)
+    def view_cell_expr(self, meta, c):
+        return ast.ViewCell(self._span(meta), None, c[0], c[1])
+
+    @v_args(meta=True)
+    def view_table(self, meta, c):
+        return ast.ViewTable(self._span(meta), _unescape(str(c[0])), str(c[1]), c[2],
+                             tuple(c[3:]))
+
+    @v_args(meta=True)
+    def view_col(self, meta, c):
+        return ast.ViewCol(self._span(meta), _unescape(str(c[0])), c[1], c[2])
+
+    @v_args(meta=True)
+    def view_show(self, meta, c):
+        return ast.ViewShow(self._span(meta), _unescape(str(c[0])), c[1], c[2])
+
+    @v_args(meta=True)
+    def view_label(self, meta, c):
+        return ast.ViewLabel(self._tok(c[0]), str(c[0]), tuple(x for x in c[1:] if x is not None))
+
+    def view_param_label(self, c):
+        return (str(c[0]), _unescape(str(c[1])), self._tok(c[0]))
+
 
 _TOKEN_NAMES = {
     "NAME": "a name", "INT": "an integer", "STRING": "a string", "$END": "end of file",
