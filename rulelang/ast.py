@@ -533,10 +533,18 @@ class ViewBoard:
 
 
 @node
+class ViewText:
+    """A fixed text shown by a view column or value."""
+
+    span: Span
+    text: str
+
+
+@node
 class ViewCol:
     span: Span
     label: str
-    value: Expr
+    value: Expr | ViewText
     when: Expr | None
 
 
@@ -553,7 +561,7 @@ class ViewTable:
 class ViewShow:
     span: Span
     label: str
-    value: Expr
+    value: Expr | ViewText
     when: Expr | None
 
 

@@ -90,14 +90,16 @@ def check_view(checker) -> None:
             inner = _Scope(scope)
             checker.declare_local(inner, item, item.var, et, item.span)
             for col in item.cols:
-                _displayable(checker, checker.infer(col.value, inner, ctx), col.value)
-                exprs.append(col.value)
+                if not isinstance(col.value, ast.ViewText):
+                    _displayable(checker, checker.infer(col.value, inner, ctx), col.value)
+                    exprs.append(col.value)
                 if col.when is not None:
                     checker.expect(col.when, inner, ctx, T.BOOL)
                     exprs.append(col.when)
         elif isinstance(item, ast.ViewShow):
-            _displayable(checker, checker.infer(item.value, scope, ctx), item.value)
-            exprs.append(item.value)
+            if not isinstance(item.value, ast.ViewText):
+                _displayable(checker, checker.infer(item.value, scope, ctx), item.value)
+                exprs.append(item.value)
             if item.when is not None:
                 checker.expect(item.when, scope, ctx, T.BOOL)
                 exprs.append(item.when)
@@ -307,6 +309,8 @@ class Viewer:
                 raise ViewError(str(exc)) from None
 
         def text(e, scope):
+            if isinstance(e, ast.ViewText):
+                return e.text
             try:
                 return self.fmt(val(e, scope), p.types[e], me)
             except ViewError:

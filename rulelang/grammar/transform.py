@@ -515,6 +515,10 @@ class _ToAst(Transformer):
                              tuple(c[3:]))
 
     @v_args(meta=True)
+    def view_text(self, meta, c):
+        return ast.ViewText(self._span(meta), _unescape(str(c[0])))
+
+    @v_args(meta=True)
     def view_col(self, meta, c):
         return ast.ViewCol(self._span(meta), _unescape(str(c[0])), c[1], c[2])
 
