@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 import re
 import sys
 import time
@@ -12,9 +11,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from rich.columns import Columns
 from rich.console import Console
-from rich.json import JSON
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -329,6 +326,9 @@ def render_summary(summary: dict[str, Any]) -> list[Any]:
     default=None,
     help="Write the game record (JSON) here when the game ends or is abandoned.",
 )
+@click.option("--resume", "resume_from", type=click.Path(dir_okay=False), default=None,
+              help="Continue the game of this record (its variant and params are used).")
+@click.option("--tui", is_flag=True, help="Full-screen terminal table (needs the 'tui' extra).")
 @click.pass_context
 def play(
     ctx: click.Context,
@@ -339,96 +339,102 @@ def play(
     defines: dict[str, Any],
     backend: str,
     record_out: str | None,
+    resume_from: str | None,
+    tui: bool,
 ) -> None:
-    """Play FILE in the terminal; humans see only their own observation."""
-    load = _get_loader(ctx)
-    rules_errors, illegal_action = _engine_errors()
+    """Play FILE at the terminal; each person sees only his own observation."""
+    from rulelang.play import EndOfInput, Session, plain_game
+
+    obj = ctx.find_root().obj
+    test_loader = obj.get("loader") if isinstance(obj, dict) else None
+    rules_errors, _ = _engine_errors()
     console = Console(highlight=False)
-    if seed is None:
-        seed = random.SystemRandom().randrange(2**32)
+    err = Console(stderr=True, highlight=False)
     try:
-        game = load(file, variant=variant, params=defines, backend=backend)
-        state = game.new_game(num_players=len(kinds))
-    except rules_errors as err:
-        click.echo(_error_text(err), err=True)
+        if resume_from is not None:
+            rec = _read_record(resume_from)
+            session = Session.resume(file, rec, kinds, seed=seed, backend=backend,
+                                     loader=test_loader)
+        else:
+            session = Session(file, kinds, seed=seed, variant=variant, params=defines,
+                              backend=backend, loader=test_loader)
+    except rules_errors as exc:
+        click.echo(_error_text(exc), err=True)
         sys.exit(2)
-    except (ValueError, OSError) as err:
-        _fail(_error_text(err))
+    except (ValueError, OSError, KeyError) as exc:
+        _fail(_error_text(exc))
 
-    console.print(Text(f"{game.name}: {len(kinds)} players ({', '.join(kinds)}), seed {seed}"))
-    rng = random.Random(seed)
-    digests: list[str] = []
-    abandoned = False
-    try:
-        while not state.is_terminal():
-            player = state.current_player
-            if player == sim.CHANCE:
-                state.apply_index(sim.pick_chance(rng, state))
-            elif kinds[player] == "random":
-                state.apply_index(sim.pick_random_action(rng, state, game.end_actions))
-                # The chosen action may be secret (a sealed bid), so only say that a move happened.
-                console.print(Text(f"player {player} (random) moved", style="dim"))
-            else:
-                _human_turn(console, state, player, illegal_action)
-            if record_out is not None:
-                digests.append(state.digest())
-    except (click.Abort, _Quit):
-        abandoned = True
-        click.echo("\ngame abandoned", err=True)
-    except rules_errors as err:
-        click.echo(_error_text(err), err=True)
-        sys.exit(2)
-
-    if record_out is not None:
-        rec = sim.make_record(
-            game, state, seed, digests, file=file, variant=variant, params=defines
-        )
+    def write_record() -> None:
+        if record_out is None:
+            return
         try:
-            Path(record_out).write_text(json.dumps(rec) + "\n", encoding="utf-8")
-        except OSError as err:
-            _fail(f"cannot write {record_out}: {err.strerror or err}")
-    if abandoned:
+            Path(record_out).write_text(json.dumps(session.record(file)) + "\n",
+                                        encoding="utf-8")
+        except OSError as exc:
+            _fail(f"cannot write {record_out}: {exc.strerror or exc}")
+
+    if tui:
+        try:
+            from rulelang.tui import run_tui
+        except ImportError:
+            _fail("--tui needs the Textual extra: pip install 'rulelang[tui]'")
+        finished = run_tui(session)
+        write_record()
+        if not finished:
+            sys.exit(1)
+        for line in session.result_lines():
+            console.print(Text(line))
+        return
+
+    console.print(Text(f"{session.game.name}: {len(kinds)} players "
+                       f"({', '.join(session.seat_label(p) for p in range(len(kinds)))}), "
+                       f"seed {session.seed}; type ? for help"))
+
+    def read(prompt: str) -> str | None:
+        try:
+            return input(prompt)
+        except EOFError:
+            return None
+
+    def clear() -> None:
+        if console.is_terminal:
+            console.clear()
+            console.file.write("\033[3J")  # the scrollback too
+            console.file.flush()
+        else:
+            console.print("\n" * 3)
+
+    try:
+        finished = plain_game(session, console, read, clear=clear, err_console=err)
+    except EndOfInput as exc:
+        write_record()
+        err.print(Text(f"\nerror: {exc}; game abandoned"))
+        sys.exit(1)
+    except KeyboardInterrupt:
+        write_record()
+        err.print(Text("\ngame abandoned"))
+        sys.exit(1)
+    except rules_errors as exc:
+        write_record()
+        click.echo(_error_text(exc), err=True)
+        sys.exit(2)
+    write_record()
+    if not finished:
+        err.print(Text("game abandoned"))
         sys.exit(1)
 
-    console.rule("game over")
-    scores = state.scores()
-    winners = state.winners()
-    for p, score in enumerate(scores):
-        mark = "  winner" if p in winners else ""
-        console.print(Text(f"player {p} ({kinds[p]}): {score}{mark}"))
-    console.print(Text(f"winners: {', '.join(str(w) for w in winners) or 'none'}"))
 
-
-class _Quit(Exception):
-    """The human asked to leave the game."""
-
-
-def _human_turn(
-    console: Console, state: Any, player: int, illegal_action: type[BaseException] | None
-) -> None:
-    console.rule(f"player {player}")
-    console.print(JSON.from_data(state.observation(player)))
-    actions = state.legal_actions()
-    console.print(Columns([Text(f"{i}. {a}") for i, a in enumerate(actions, 1)], padding=(0, 3)))
-    catch: tuple[type[BaseException], ...] = (illegal_action,) if illegal_action else ()
-    while True:
-        answer = click.prompt(
-            f"player {player}: number (1-{len(actions)}) or action, q to quit", type=str
-        ).strip()
-        if answer.lower() in ("q", "quit"):
-            raise _Quit
-        if answer.isdigit():
-            k = int(answer) - 1
-            if 0 <= k < len(actions):
-                state.apply_index(k)
-                return
-            click.echo(f"no action numbered {answer}", err=True)
-            continue
-        try:
-            state.apply(answer)
-            return
-        except catch as err:
-            click.echo(f"not legal now: {err}", err=True)
+def _read_record(path: str) -> dict[str, Any]:
+    try:
+        rec = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as err:
+        _fail(f"cannot read {path}: {err.strerror or err}")
+    except ValueError as err:
+        _fail(f"{path} is not valid JSON: {err}")
+    problem = _record_problem(rec)
+    if problem:
+        _fail(f"{path} is not a rulelang game record: {problem}")
+    return rec
 
 
 @cli.command()

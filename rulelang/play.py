@@ -1,0 +1,543 @@
+"""Playing a game with people: a session driver, the action menu, and the plain terminal table.
+
+The session is shared by every front end (plain terminal, Textual, browser): it advances the
+game through chance nodes, bot moves and forced moves up to the next human decision, and keeps
+who made each move, so a log can name the seat. Everything a person is shown comes from that
+person's observation (`State.observation(p)` / `history_for(p)`) and the view built from it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rulelang import sim
+from rulelang.view import Viewer, param_labels, seat_name
+
+CHANCE = sim.CHANCE
+TERMINAL = sim.TERMINAL
+BOT_KINDS = ("random",)
+# Groups with more options than this are summarised (a range or a count) instead of listed.
+LIST_LIMIT = 12
+
+
+# ---------------------------------------------------------------------------------- actions
+
+
+def split_action(action: str) -> tuple[str, list[str]]:
+    """'dispose(3, 4)' -> ('dispose', ['3', '4'])."""
+    name, _, rest = action.partition("(")
+    rest = rest[:-1] if rest.endswith(")") else rest
+    return name, [a for a in rest.split(", ") if a != ""]
+
+
+@dataclass
+class Group:
+    """The legal actions of one name, in legal-action order."""
+
+    name: str
+    labels: list[str]
+    indexes: list[int] = field(default_factory=list)
+    args: list[list[str]] = field(default_factory=list)
+
+
+def group_actions(legal: list[str], labels: dict[str, list[str]]) -> list[Group]:
+    groups: dict[str, Group] = {}
+    for k, a in enumerate(legal):
+        name, args = split_action(a)
+        g = groups.get(name)
+        if g is None:
+            g = groups[name] = Group(name, list(labels.get(name, [])) or [f"arg{i + 1}" for i in
+                                                                          range(len(args))])
+        g.indexes.append(k)
+        g.args.append(args)
+    return list(groups.values())
+
+
+def _int_runs(values: list[int]) -> str:
+    """Ascending ints as compact runs: 1..10, 12, 20..100 step 10."""
+    out, i = [], 0
+    while i < len(values):
+        j = i
+        if i + 1 < len(values):
+            step = values[i + 1] - values[i]
+            while j + 1 < len(values) and values[j + 1] - values[j] == step:
+                j += 1
+            if j - i >= 2:
+                out.append(f"{values[i]}..{values[j]}" + (f" step {step}" if step != 1 else ""))
+                i = j + 1
+                continue
+        out.append(str(values[i]))
+        i += 1
+    return ", ".join(out)
+
+
+def describe_group(g: Group, numbered: bool = True) -> list[str]:
+    """Menu lines for one group: each option with its number, or a summary when there are many."""
+    head = g.name + (f" ({', '.join(g.labels)})" if g.labels else "")
+    if not g.labels:
+        return [f"{g.indexes[0] + 1:>3}  {g.name}" if numbered else g.name]
+    if len(g.indexes) <= LIST_LIMIT:
+        opts = "  ".join((f"{k + 1}:" if numbered else "") + " ".join(a)
+                         for k, a in zip(g.indexes, g.args))
+        return [f"     {head}:  {opts}"]
+    if len(g.labels) == 1 and all(_is_int(a[0]) for a in g.args):
+        values = sorted(int(a[0]) for a in g.args)
+        return [f"     {head}: {_int_runs(values)}   (type: {g.name} {values[0]})"]
+    cols = []
+    for i, label in enumerate(g.labels):
+        vals = []
+        for a in g.args:
+            if a[i] not in vals:
+                vals.append(a[i])
+        if all(_is_int(v) for v in vals):
+            shown = _int_runs(sorted(int(v) for v in vals))
+        else:
+            shown = ", ".join(vals[:8]) + (", ..." if len(vals) > 8 else "")
+        cols.append(f"{label} {shown}")
+    example = " ".join(g.args[0])
+    return [f"     {head}: {len(g.indexes)} choices; {'; '.join(cols)}",
+            f"       type e.g.: {g.name} {example}   ('? {g.name}' lists them all)"]
+
+
+def _is_int(s: str) -> bool:
+    return bool(re.fullmatch(r"-?\d+", s))
+
+
+def menu_lines(legal: list[str], labels: dict[str, list[str]]) -> list[str]:
+    lines = []
+    for g in group_actions(legal, labels):
+        lines.extend(describe_group(g))
+    return lines
+
+
+class InputError(ValueError):
+    """An answer that names no legal action (the message says why)."""
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in re.split(r"[\s(),]+", text.strip().lower()) if t]
+
+
+def resolve(answer: str, legal: list[str]) -> int:
+    """Index in `legal` of the action a person typed: a number, the exact action string, or a
+    looser form ('place 4D', 'PLACE(4D)', 'dispose 2 4', '4D') that matches exactly one."""
+    text = answer.strip()
+    if not text:
+        raise InputError("empty answer")
+    if text.isdigit():
+        k = int(text) - 1
+        if 0 <= k < len(legal):
+            return k
+        raise InputError(f"no action numbered {text} (1-{len(legal)})")
+    if text in legal:
+        return legal.index(text)
+    toks = _tokens(text)
+    parsed = [(split_action(a)[0].lower(), [x.lower() for x in split_action(a)[1]])
+              for a in legal]
+    names = sorted({n for n, _ in parsed})
+    matches: list[int] = []
+    name_hits = [n for n in names if n == toks[0]] or [n for n in names if n.startswith(toks[0])]
+    if len(name_hits) == 1:
+        name, args = name_hits[0], toks[1:]
+        matches = [k for k, (n, a) in enumerate(parsed) if n == name and (a == args or (
+            not args and len([1 for n2, _ in parsed if n2 == name]) == 1))]
+        if not matches and not args:
+            count = sum(1 for n, _ in parsed if n == name)
+            raise InputError(f"{name} needs its parameters ({count} choices); "
+                             f"type '? {name}' to list them")
+    elif len(name_hits) > 1:
+        raise InputError(f"'{toks[0]}' could be {', '.join(name_hits)}")
+    if not matches and not name_hits:
+        matches = [k for k, (_n, a) in enumerate(parsed) if a == toks]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        shown = ", ".join(legal[k] for k in matches[:6])
+        raise InputError(f"'{text}' matches several actions: {shown}")
+    raise InputError(f"'{text}' is not legal now; type ? for help")
+
+
+# ---------------------------------------------------------------------------------- session
+
+
+@dataclass
+class LogEntry:
+    index: int  # position in the history
+    actor: int  # seat, or CHANCE
+    forced: bool = False
+
+
+class Session:
+    """One game being played: seats (human or a bot kind), the engine state, the RNG that
+    draws chance outcomes and bot moves, and who made each move."""
+
+    def __init__(self, path: str, kinds: list[str], *, seed: int | None = None,
+                 variant: str | None = None, params: dict | None = None,
+                 backend: str = "compiled", auto_forced: bool = True,
+                 loader: Callable[..., Any] | None = None) -> None:
+        import rulelang
+
+        self.path = path
+        self.kinds = list(kinds)
+        self.variant = variant
+        self.params = dict(params or {})
+        self.backend = backend
+        self.seed = random.SystemRandom().randrange(2**32) if seed is None else seed
+        self.rng = random.Random(self.seed)
+        if loader is not None:
+            # Tests drive the table with a stand-in engine; a file the checker refuses then
+            # gets the raw view.
+            self.game = loader(path, variant=variant, params=self.params, backend=backend)
+            try:
+                self.program = rulelang.check_file(path, variant=variant, params=self.params)
+            except rulelang.RulesError:
+                self.program = None
+        else:
+            self.program = rulelang.check_file(path, variant=variant, params=self.params)
+            if backend == "interpreter":
+                from rulelang.interpreter import Game
+
+                self.game = Game(self.program)
+            elif backend == "compiled":
+                from rulelang.codegen import load_compiled
+
+                self.game = load_compiled(self.program)
+            else:
+                raise ValueError(f"unknown backend {backend!r} (interpreter or compiled)")
+        self.viewer = Viewer(self.program) if self.program is not None else None
+        self.labels = param_labels(self.program) if self.program is not None else {}
+        self.auto_forced = auto_forced
+        self.state = self.game.new_game(num_players=len(kinds))
+        self.log: list[LogEntry] = []
+        self.digests: list[str] = []
+        self.undo_stack: list[tuple[Any, int, int, Any]] = []
+
+    # -- seats
+    def humans(self) -> list[int]:
+        return [p for p, k in enumerate(self.kinds) if k == "human"]
+
+    def seat_label(self, p: int, viewer: int | None = None) -> str:
+        if p == CHANCE:
+            return "chance"
+        name = seat_name(p, viewer)
+        if self.kinds[p] != "human":
+            name += f" ({self.kinds[p]})"
+        return name
+
+    # -- moves
+    def _apply(self, k: int, forced: bool = False) -> None:
+        actor = self.state.current_player
+        self.state.apply_index(k)
+        self.log.append(LogEntry(len(self.state.history) - 1, actor, forced))
+        self.digests.append(self.state.digest())
+
+    def advance(self) -> None:
+        """Play chance, bots and (if enabled) forced human moves up to a human decision."""
+        while not self.state.is_terminal():
+            p = self.state.current_player
+            if p == CHANCE:
+                self._apply(sim.pick_chance(self.rng, self.state))
+            elif self.kinds[p] != "human":
+                self._apply(sim.pick_random_action(self.rng, self.state, self.game.end_actions))
+            elif self.auto_forced and self.state.num_choices() == 1:
+                self._apply(0, forced=True)
+            else:
+                return
+
+    def play(self, p: int, k: int) -> None:
+        """Human seat p takes legal action k; then the game advances to the next human."""
+        if self.state.current_player != p:
+            raise ValueError(f"it is not {seat_name(p)}'s turn")
+        self.undo_stack.append((self.state.clone(), len(self.log), len(self.digests),
+                                self.rng.getstate()))
+        self._apply(k)
+        self.advance()
+
+    def can_undo(self) -> bool:
+        """Undo is offered only with a single human seat (in hot-seat play it would let a player
+        take back a move another person has seen)."""
+        return len(self.humans()) == 1 and bool(self.undo_stack)
+
+    def undo(self) -> None:
+        state, nlog, ndig, rng = self.undo_stack.pop()
+        self.state = state
+        del self.log[nlog:]
+        del self.digests[ndig:]
+        self.rng.setstate(rng)
+
+    # -- what a seat sees
+    def observation(self, p: int) -> dict:
+        return self.state.observation(p)
+
+    def view(self, p: int | None) -> dict:
+        """View model for seat p (None: the full state, for spectators and replays)."""
+        if p is None:
+            obj = json.loads(self.state.to_json())
+            obj["player"] = None
+        else:
+            obj = self.state.observation(p)
+        if self.viewer is None:
+            return raw_model(obj, p)
+        return self.viewer.model(obj, p)
+
+    def log_lines(self, viewer: int | None, start: int = 0, compact: bool = True) -> list[str]:
+        """Log entries from `start` on, as `viewer` may see them (None: everything). Compact
+        logs put a run of moves by one seat (or of chance outcomes) on one line."""
+        hist = self.state.history
+        if viewer is not None and hasattr(self.state, "history_for"):
+            hist = self.state.history_for(viewer)
+        out: list[str] = []
+        run_actor: int | None = None
+        run: list[str] = []
+
+        def flush() -> None:
+            if run_actor is None:
+                return
+            shown = [t for t in run if t != "?"]
+            hidden = len(run) - len(shown)
+            if hidden:
+                shown.append(f"{hidden} hidden" if run_actor == CHANCE
+                             else "?" if hidden == 1 else f"{hidden} secret moves")
+            out.append(f"{self.seat_label(run_actor, viewer)}: {', '.join(shown)}")
+
+        for e in self.log[start:]:
+            text = hist[e.index] + ("  (only legal move)" if e.forced else "")
+            if not compact:
+                out.append(f"{self.seat_label(e.actor, viewer)}: {text}")
+                continue
+            if e.actor != run_actor:
+                flush()
+                run_actor, run = e.actor, []
+            run.append(text)
+        if compact:
+            flush()
+        return out
+
+    def record(self, file: str | None = None) -> dict:
+        return sim.make_record(self.game, self.state, self.seed, self.digests,
+                               file=file or self.path, variant=self.variant, params=self.params)
+
+    @classmethod
+    def resume(cls, path: str, record: dict, kinds: list[str], **kw) -> Session:
+        """A session continued from a game record (the record's variant and params)."""
+        s = cls(path, kinds, variant=record.get("variant"), params=record.get("params") or {},
+                **kw)
+        for a in record["actions"]:
+            actor = s.state.current_player
+            s.state.apply(a)
+            s.log.append(LogEntry(len(s.state.history) - 1, actor))
+            s.digests.append(s.state.digest())
+        return s
+
+    def status(self, viewer: int | None) -> str:
+        st = self.state
+        if st.is_terminal():
+            return "game over"
+        p = st.current_player
+        who = "chance" if p == CHANCE else self.seat_label(p, viewer)
+        phase = getattr(st, "phase", None) or "-"
+        return f"{self.game.name} · phase {phase} · to move: {who}"
+
+    def result_lines(self) -> list[str]:
+        scores, winners = self.state.scores(), self.state.winners()
+        lines = [f"{self.seat_label(p)}: {s}" + ("  winner" if p in winners else "")
+                 for p, s in enumerate(scores)]
+        lines.append(f"winners: {', '.join(seat_name(w) for w in winners) or 'none'}")
+        return lines
+
+
+# ---------------------------------------------------------------------------------- rendering
+
+
+def raw_model(obs: dict, seat: int | None) -> dict:
+    """A view model that lists an observation's variables as they are (no checked program)."""
+    items = [{"kind": "show", "label": k, "text": json.dumps(v, separators=(",", ":"))}
+             for k, v in sorted(obs.get("vars", {}).items())]
+    return {"game": obs.get("game"), "seat": seat, "num_players": obs.get("num_players"),
+            "phase": obs.get("phase"), "current_player": obs.get("current_player"),
+            "items": items}
+
+
+def abbreviate(text: str, width: int = 3) -> str:
+    return text if len(text) <= width else text[:width]
+
+
+def rich_view(model: dict, board_width: int = 3) -> list[Any]:
+    """Rich renderables for a view model: boards and tables side by side where they fit."""
+    from rich import box
+    from rich.columns import Columns
+    from rich.table import Table
+    from rich.text import Text
+
+    blocks: list[Any] = []
+    shows: list[Any] = []
+    for item in model["items"]:
+        if item["kind"] == "board":
+            t = Table(title=item["title"], box=box.SIMPLE_HEAD, padding=(0, 0),
+                      show_edge=False, title_justify="left")
+            t.add_column("", justify="right", style="dim")
+            for c in item["cols"]:
+                t.add_column(c, justify="center", min_width=board_width)
+            for r, row in zip(item["rows"], item["cells"]):
+                t.add_row(r, *(abbreviate(x, board_width) for x in row))
+            blocks.append(t)
+        elif item["kind"] == "table":
+            t = Table(title=item["title"], box=box.SIMPLE_HEAD, padding=(0, 1),
+                      show_edge=False, title_justify="left")
+            for i, c in enumerate(item["columns"]):
+                t.add_column(c, justify="left" if i == 0 else "right")
+            for row in item["rows"]:
+                t.add_row(*row)
+            blocks.append(t)
+        else:
+            line = Text()
+            line.append(f"{item['label']}: ", style="bold")
+            line.append(item["text"])
+            shows.append(line)
+    out: list[Any] = []
+    if blocks:
+        out.append(Columns(blocks, padding=(0, 3)))
+    out.extend(shows)
+    return out
+
+
+def text_view(model: dict, width: int = 100) -> str:
+    """The view as plain text (for replays, tests and pipes)."""
+    from rich.console import Console
+
+    console = Console(width=width, record=True, file=_Null(), color_system=None,
+                      highlight=False)
+    for r in rich_view(model):
+        console.print(r)
+    return console.export_text()
+
+
+class _Null:
+    def write(self, s: str) -> int:
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+
+# ---------------------------------------------------------------------------------- plain mode
+
+
+class EndOfInput(Exception):
+    """Standard input ended (or too many invalid answers) while a person had to decide."""
+
+
+HELP = """\
+Answer with the number of an action, the action itself (place(5C)), or a looser form that
+matches one action: 'place 5c', 'PLACE 5C', 'dispose 2 4', or just the argument ('5c').
+  ?          this help and the full list of actions
+  ? NAME     every option of one action (e.g. '? bid')
+  log        the whole game log as you may see it
+  undo       take back your last move (only against bots)
+  q          leave the game (the record is still written with --record)"""
+
+
+def plain_game(session: Session, console, read: Callable[[str], str],
+               max_invalid: int = 10, clear: Callable[[], None] | None = None,
+               err_console=None) -> bool:
+    """Run a game in line mode. Returns True when the game ended, False if a person quit.
+    Raises EndOfInput when input ends or after `max_invalid` invalid answers in a row."""
+    from rich.rule import Rule
+    from rich.text import Text
+
+    humans = session.humans()
+    hot_seat = len(humans) > 1
+    spectator = None if not humans else humans[0]
+    seen = {p: 0 for p in humans}  # per human: log entries already shown
+    last_human: int | None = None
+    session.advance()
+    if not humans:
+        for line in session.log_lines(None):
+            console.print(Text(line, style="dim"))
+    while not session.state.is_terminal():
+        p = session.state.current_player
+        if hot_seat and last_human is not None and last_human != p:
+            if clear is not None:
+                clear()
+            console.print(Rule(f"hand over to {seat_name(p)}"))
+            console.print(Text("Nothing of the previous player's turn is shown. "
+                               f"{seat_name(p)}: press Enter when you are ready."))
+            if read("") is None:
+                raise EndOfInput("end of input")
+            if clear is not None:
+                clear()
+        last_human = p
+        new = session.log_lines(p, seen[p])
+        seen[p] = len(session.log)
+        console.print(Rule(session.status(p)))
+        for line in new[-30:]:
+            console.print(Text(line, style="dim"))
+        if len(new) > 30:
+            console.print(Text(f"({len(new) - 30} earlier entries: type 'log')", style="dim"))
+        for r in rich_view(session.view(p)):
+            console.print(r)
+        legal = session.state.legal_actions()
+        console.print(Text(f"Your move, {seat_name(p)}:", style="bold"))
+        for line in menu_lines(legal, session.labels):
+            console.print(Text(line))
+        invalid = 0
+        while True:
+            answer = read(f"{seat_name(p)}> ")
+            if answer is None:
+                raise EndOfInput("end of input while waiting for "
+                                 f"{seat_name(p)}'s move")
+            answer = answer.strip()
+            low = answer.lower()
+            if low in ("q", "quit", "exit"):
+                return False
+            if low in ("?", "help"):
+                console.print(Text(HELP))
+                for line in menu_lines(legal, session.labels):
+                    console.print(Text(line))
+                continue
+            if low.startswith("? ") or low.startswith("help "):
+                want = low.split(None, 1)[1]
+                groups = [g for g in group_actions(legal, session.labels) if g.name == want]
+                if not groups:
+                    console.print(Text(f"no legal action named {want!r}"))
+                for g in groups:
+                    console.print(Text("  ".join(f"{k + 1}: {legal[k]}" for k in g.indexes)))
+                continue
+            if low == "log":
+                for line in session.log_lines(p):
+                    console.print(Text(line, style="dim"))
+                continue
+            if low == "undo":
+                if session.can_undo():
+                    session.undo()
+                    seen[p] = min(seen[p], len(session.log))
+                    console.print(Text("undone"))
+                    break
+                console.print(Text("undo is only possible against bots, after a move of yours"))
+                continue
+            try:
+                k = resolve(answer, legal)
+            except ValueError as err:
+                invalid += 1
+                (err_console or console).print(Text(f"{err}", style="red"))
+                if invalid >= max_invalid:
+                    raise EndOfInput(f"{invalid} invalid answers in a row") from None
+                continue
+            session.play(p, k)
+            break
+    if spectator is not None or not humans:
+        tail = session.log_lines(spectator, seen.get(spectator, 0) if spectator is not None
+                                 else len(session.log))
+        for line in tail:
+            console.print(Text(line, style="dim"))
+    console.print(Rule("game over"))
+    for r in rich_view(session.view(spectator)):
+        console.print(r)
+    for line in session.result_lines():
+        console.print(Text(line))
+    return True
