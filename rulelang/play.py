@@ -76,18 +76,17 @@ def _int_runs(values: list[int]) -> str:
     return ", ".join(out)
 
 
-def describe_group(g: Group, numbered: bool = True) -> list[str]:
+def describe_group(g: Group, width: int = 0) -> list[str]:
     """Menu lines for one group: each option with its number, or a summary when there are many."""
-    head = g.name + (f" ({', '.join(g.labels)})" if g.labels else "")
+    head = (g.name + (f" ({', '.join(g.labels)})" if g.labels else "")).ljust(width)
     if not g.labels:
-        return [f"{g.indexes[0] + 1:>3}  {g.name}" if numbered else g.name]
+        return [f"  {head}  {g.indexes[0] + 1})"]
     if len(g.indexes) <= LIST_LIMIT:
-        opts = "  ".join((f"{k + 1}:" if numbered else "") + " ".join(a)
-                         for k, a in zip(g.indexes, g.args))
-        return [f"     {head}:  {opts}"]
+        opts = "   ".join(f"{k + 1}) " + " ".join(a) for k, a in zip(g.indexes, g.args))
+        return [f"  {head}  {opts}"]
     if len(g.labels) == 1 and all(_is_int(a[0]) for a in g.args):
         values = sorted(int(a[0]) for a in g.args)
-        return [f"     {head}: {_int_runs(values)}   (type: {g.name} {values[0]})"]
+        return [f"  {head}  {_int_runs(values)}   (type e.g.: {g.name} {values[0]})"]
     cols = []
     for i, label in enumerate(g.labels):
         vals = []
@@ -100,8 +99,8 @@ def describe_group(g: Group, numbered: bool = True) -> list[str]:
             shown = ", ".join(vals[:8]) + (", ..." if len(vals) > 8 else "")
         cols.append(f"{label} {shown}")
     example = " ".join(g.args[0])
-    return [f"     {head}: {len(g.indexes)} choices; {'; '.join(cols)}",
-            f"       type e.g.: {g.name} {example}   ('? {g.name}' lists them all)"]
+    return [f"  {head}  {len(g.indexes)} choices: {'; '.join(cols)}",
+            f"  {''.ljust(width)}  (type e.g.: {g.name} {example}; '? {g.name}' lists them)"]
 
 
 def _is_int(s: str) -> bool:
@@ -109,9 +108,12 @@ def _is_int(s: str) -> bool:
 
 
 def menu_lines(legal: list[str], labels: dict[str, list[str]]) -> list[str]:
+    groups = group_actions(legal, labels)
+    width = max((len(g.name + (f" ({', '.join(g.labels)})" if g.labels else ""))
+                 for g in groups), default=0)
     lines = []
-    for g in group_actions(legal, labels):
-        lines.extend(describe_group(g))
+    for g in groups:
+        lines.extend(describe_group(g, width))
     return lines
 
 
@@ -306,7 +308,7 @@ class Session:
             out.append(f"{self.seat_label(run_actor, viewer)}: {', '.join(shown)}")
 
         for e in self.log[start:]:
-            text = hist[e.index] + ("  (only legal move)" if e.forced else "")
+            text = self.describe(hist[e.index]) + ("  (only legal move)" if e.forced else "")
             if not compact:
                 out.append(f"{self.seat_label(e.actor, viewer)}: {text}")
                 continue
@@ -317,6 +319,16 @@ class Session:
         if compact:
             flush()
         return out
+
+    def describe(self, action: str) -> str:
+        """An action string for people: parameters named when there are several."""
+        if action == "?" or "(" not in action:
+            return action
+        name, args = split_action(action)
+        labels = self.labels.get(name)
+        if len(args) < 2 or not labels or len(labels) != len(args):
+            return action
+        return f"{name}({', '.join(f'{lab}={a}' for lab, a in zip(labels, args))})"
 
     def record(self, file: str | None = None) -> dict:
         return sim.make_record(self.game, self.state, self.seed, self.digests,

@@ -1,0 +1,176 @@
+"""Playing at the terminal in line mode: input forms, end of input, forced moves, the log,
+hot-seat secrecy, undo and resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from rulelang.cli import cli
+from rulelang.play import InputError, Session, menu_lines, resolve
+
+ROOT = Path(__file__).resolve().parent.parent
+ACQUIRE = str(ROOT / "rules" / "acquire.rules")
+PODER = str(ROOT / "rules" / "poder.rules")
+POLA = str(ROOT / "rules" / "polanaftowe.rules")
+
+TINY = """\
+game Tiny
+players 2..2
+state {
+  n: int = 0
+}
+flow {
+  for p in players {
+    choose p {
+      go(k: int in 1..2) {
+        n += k
+      }
+    }
+  }
+  choose players[0] {
+    only() {
+      n += 10
+    }
+  }
+}
+score p => n
+"""
+
+
+def run(args: list[str], input: str) -> object:
+    return CliRunner().invoke(cli, args, input=input)
+
+
+# ---------------------------------------------------------------------------------- input
+
+
+LEGAL = ["place(4D)", "place(12A)", "pass_place()", "dispose(2, 4)", "dispose(0, 4)",
+         "buy(Luxor)"]
+
+
+@pytest.mark.parametrize("answer, index", [
+    ("1", 0), ("place(4D)", 0), ("place 4d", 0), ("PLACE(4D)", 0), ("Place 12A", 1),
+    ("4d", 0), ("pass", 2), ("pass_place", 2), ("dispose 2 4", 3), ("dispose(0,4)", 4),
+    ("buy luxor", 5), ("buy", 5), ("luxor", 5),
+])
+def test_loose_answers_resolve_to_the_unique_action(answer, index):
+    assert resolve(answer, LEGAL) == index
+
+
+@pytest.mark.parametrize("answer, message", [
+    ("0", "no action numbered 0 (1-6)"),
+    ("7", "no action numbered 7 (1-6)"),
+    ("place", "place needs its parameters (2 choices)"),
+    ("place 5c", "'place 5c' is not legal now"),
+    ("p", "'p' could be pass_place, place"),
+    ("bogus", "'bogus' is not legal now"),
+    ("", "empty answer"),
+])
+def test_answers_that_match_no_single_action_say_why(answer, message):
+    with pytest.raises(InputError) as err:
+        resolve(answer, LEGAL)
+    assert message in str(err.value)
+
+
+def test_menu_summarises_a_long_int_range_once():
+    legal = [f"bid({n})" for n in range(1, 1001)] + ["no_bid()"]
+    lines = menu_lines(legal, {"bid": ["millions"], "no_bid": []})
+    assert lines == ["  bid (millions)  1..1000   (type e.g.: bid 1)",
+                     "  no_bid          1001)"]
+
+
+def test_menu_names_parameters_and_numbers_short_groups():
+    legal = ["pay(0, false)", "pay(1, false)", "pay(1, true)"]
+    lines = menu_lines(legal, {"pay": ["UEP to sell", "with a bond"]})
+    assert lines == ["  pay (UEP to sell, with a bond)  1) 0 false   2) 1 false   3) 1 true"]
+
+
+# ---------------------------------------------------------------------------------- line mode
+
+
+def test_end_of_input_ends_the_game_cleanly(tmp_path):
+    record = tmp_path / "game.json"
+    res = run(["play", ACQUIRE, "--players", "human,random,random", "--seed", "7",
+               "--record", str(record)], input="")
+    assert res.exit_code == 1
+    assert "end of input while waiting for P0's move; game abandoned" in res.stderr
+    rec = json.loads(record.read_text())
+    assert rec["scores"] is None and len(rec["actions"]) == len(rec["digests"]) > 0
+
+
+def test_piped_invalid_answers_stop_after_ten():
+    # `yes 0 | rulelang play ...` used to loop for ever
+    res = run(["play", ACQUIRE, "--players", "human,random,random", "--seed", "7"],
+              input="0\n" * 5000)
+    assert res.exit_code == 1
+    assert res.stderr.count("no action numbered 0") == 10
+    assert "10 invalid answers in a row; game abandoned" in res.stderr
+
+
+def test_screen_shows_board_tables_hand_bot_moves_and_menu():
+    res = run(["play", ACQUIRE, "--players", "human,random,random", "--seed", "7"], input="q\n")
+    assert res.exit_code == 1
+    out = res.stdout
+    # seed 7: P1 founds Luxor and buys three shares before P0's first turn
+    assert "P1 (random): place(4E), found(Luxor), buy(Luxor), buy(Luxor), buy(Luxor)" in out
+    assert "Your hand: 1B, 7B, 4D, 5F, 7F, 7H" in out
+    assert "place (tile)  1) 1B   2) 7B   3) 4D   4) 5F   5) 7F   6) 7H" in out
+    assert "E  .   .   .  Lux Lux" in out  # the board, Luxor on 4E and 5E
+    assert '"chain_of"' not in out  # no raw observation dump
+    assert len(out.splitlines()) < 50
+
+
+def test_help_lists_commands_and_actions():
+    res = run(["play", ACQUIRE, "--players", "human,random,random", "--seed", "7"],
+              input="?\n? place\nq\n")
+    assert "? NAME     every option of one action" in res.stdout
+    assert "1: place(1B)  2: place(7B)  3: place(4D)" in res.stdout
+
+
+def test_forced_moves_are_applied_with_a_notice(tmp_path):
+    path = tmp_path / "tiny.rules"
+    path.write_text(TINY)
+    record = tmp_path / "tiny.json"
+    res = run(["play", str(path), "--players", "human,random", "--seed", "1",
+               "--record", str(record)], input="go 2\n")
+    assert res.exit_code == 0, res.stderr
+    assert "P0 (you): only()  (only legal move)" in res.stdout
+    rec = json.loads(record.read_text())
+    assert rec["actions"][0] == "go(2)" and rec["actions"][2] == "only()"
+    assert rec["scores"] == [10 + 2 + int(rec["actions"][1][3]), ] * 2
+
+
+def test_hot_seat_hides_the_previous_players_secret_move():
+    # Pola Naftowe's lobbying bids are sealed: P1 must not see P0's 2500.
+    res = run(["play", POLA, "--players", "human,human,random", "--seed", "5"],
+              input="lobby 2500\n\nq\n")
+    out = res.stdout
+    before, handoff, after = out.partition("hand over to P1")
+    assert handoff and "2500" not in after
+    assert "P0: ?" in after
+    assert "Your move, P1:" in after
+
+
+def test_undo_against_bots_takes_back_the_whole_turn():
+    s = Session(ACQUIRE, ["human", "random", "random"], seed=7)
+    s.advance()
+    before = s.state.digest()
+    s.play(0, 0)
+    assert s.state.digest() != before
+    s.undo()
+    assert s.state.digest() == before
+    assert len(s.log) == len(s.digests)
+
+
+def test_resume_continues_a_recorded_game(tmp_path):
+    record = tmp_path / "game.json"
+    run(["play", PODER, "--players", "human,random,random", "--seed", "3",
+         "--record", str(record)], input="1\n")
+    rec = json.loads(record.read_text())
+    s = Session.resume(PODER, rec, ["human", "random", "random"], seed=4)
+    assert s.state.history == rec["actions"]
+    assert s.digests == rec["digests"]
