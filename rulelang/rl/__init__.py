@@ -1,0 +1,323 @@
+"""Fixed integer spaces for reinforcement learning, derived from a checked rules file.
+
+Every action (and every chance outcome) of a rules file gets a stable integer, the same for
+every game played with that (file, variant, params): the action names in the order their first
+option appears in the file, and within a name the product of its parameters' domains, the last
+parameter varying fastest. A parameter's domain is its type's (enum members in declaration
+order, players 0..max_players-1, false then true) or, for an int, the values of its constant
+`in LO..HI step S` range (the union over options sharing the name). See docs/rl.md.
+
+The observation vector lays out, in order: the observing seat (one-hot), the player to move
+(one-hot over seats, then chance and the end), the phase (one-hot over the phases, then none),
+then every state variable a player may see, in declaration order, encoded by type.
+
+This module needs no third-party package; the adapters (PettingZoo, Gymnasium, OpenSpiel) live
+in the submodules and need the `rl` extra.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rulelang import ast
+from rulelang import types as T
+from rulelang.view import _nodes
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: T.Type
+    values: tuple[str, ...]  # canonical argument strings, in index order
+
+
+@dataclass(frozen=True)
+class ActionKind:
+    name: str
+    params: tuple[Param, ...]
+    offset: int
+    size: int
+
+
+class Space:
+    """A fixed numbering of canonical action strings (decisions or chance outcomes)."""
+
+    def __init__(self, kinds: list[ActionKind]) -> None:
+        self.kinds = kinds
+        self.by_name = {k.name: k for k in kinds}
+        self.n = sum(k.size for k in kinds)
+        self._pos = {k.name: [{v: i for i, v in enumerate(p.values)} for p in k.params]
+                     for k in kinds}
+
+    def __len__(self) -> int:
+        return self.n
+
+    def index(self, action: str) -> int:
+        """The integer of a canonical action string ('dispose(2, 4)' -> 4711)."""
+        name, _, rest = action.partition("(")
+        kind = self.by_name.get(name)
+        if kind is None:
+            raise KeyError(f"{action!r} is not in the action space")
+        args = rest[:-1].split(", ") if rest[:-1] else []
+        if len(args) != len(kind.params):
+            raise KeyError(f"{action!r} has {len(args)} arguments, not {len(kind.params)}")
+        k = 0
+        for arg, p, pos in zip(args, kind.params, self._pos[name]):
+            i = pos.get(arg)
+            if i is None:
+                raise KeyError(f"{action!r}: {arg!r} is outside the domain of {p.name}")
+            k = k * len(p.values) + i
+        return kind.offset + k
+
+    def action(self, index: int) -> str:
+        """The canonical action string of an integer (inverse of `index`)."""
+        if not 0 <= index < self.n:
+            raise IndexError(f"action index {index} outside 0..{self.n - 1}")
+        for kind in self.kinds:
+            if index < kind.offset + kind.size:
+                k = index - kind.offset
+                args = []
+                for p in reversed(kind.params):
+                    k, i = divmod(k, len(p.values))
+                    args.append(p.values[i])
+                return f"{kind.name}({', '.join(reversed(args))})"
+        raise AssertionError(index)
+
+    def describe(self) -> list[dict[str, Any]]:
+        """The layout as data: per action name, its offset, size and parameter domains."""
+        return [{"action": k.name, "offset": k.offset, "size": k.size,
+                 "params": [{"name": p.name, "type": str(p.type), "values": list(p.values)}
+                            for p in k.params]} for k in self.kinds]
+
+
+def _arg_values(game, program, t: T.Type, domain, max_players: int) -> list[str]:
+    t = T.strip(t)
+    if t.kind == "int":
+        try:
+            values = game.eval_const(domain)
+        except Exception as exc:  # noqa: BLE001 - any fault means "not a constant range"
+            raise ValueError(f"{domain.span}: an int domain must be constant to be numbered "
+                             f"({exc})") from None
+        return [str(v) for v in sorted(set(values))]
+    if t.kind == "enum":
+        return list(program.enums[t.name].members)
+    if t.kind == "player":
+        return [str(p) for p in range(max_players)]
+    if t.kind == "bool":
+        return ["false", "true"]
+    raise ValueError(f"cannot number values of type {t}")
+
+
+def _build(program, nodes: list[tuple[str, list[tuple[str, T.Type, Any]]]]) -> Space:
+    from rulelang.interpreter import Game
+
+    game = Game(program)
+    merged: dict[str, list[tuple[str, T.Type, list[str]]]] = {}
+    for name, params in nodes:
+        vals = [(pn, pt, _arg_values(game, program, pt, dom, program.max_players))
+                for pn, pt, dom in params]
+        if name not in merged:
+            merged[name] = vals
+            continue
+        for i, (pn, pt, vs) in enumerate(vals):
+            old = merged[name][i]
+            if T.strip(pt).kind == "int":
+                union = sorted({int(v) for v in old[2]} | {int(v) for v in vs})
+                merged[name][i] = (old[0], old[1], [str(v) for v in union])
+    kinds, offset = [], 0
+    for name, params in merged.items():
+        size = 1
+        for _pn, _pt, vs in params:
+            size *= len(vs)
+        kinds.append(ActionKind(name, tuple(Param(pn, T.strip(pt), tuple(vs))
+                                            for pn, pt, vs in params), offset, size))
+        offset += size
+    return Space(kinds)
+
+
+def _in_file_order(program, cls):
+    roots = [r for r in [program.flow, *program.phases.values()] if r is not None]
+    found = [n for r in roots for n in _nodes(r.body) if isinstance(n, cls)]
+    return sorted(found, key=lambda n: (n.span.line, n.span.col))
+
+
+def action_space(program) -> Space:
+    """The decision actions of a checked program, numbered."""
+    nodes = []
+    for ch in _in_file_order(program, ast.Choose):
+        for opt in ch.options:
+            params = []
+            for prm in opt.params:
+                t = program.slot_types[program.slots[prm]]
+                params.append((prm.name, t, prm.domain))
+            nodes.append((opt.name, params))
+    return _build(program, nodes)
+
+
+def chance_space(program) -> Space:
+    """The chance outcomes of a checked program, numbered (OpenSpiel's chance actions)."""
+    nodes = []
+    for c in _in_file_order(program, ast.Chance):
+        t = program.slot_types[program.slots[c]]
+        nodes.append((c.name, [(c.var, t, c.domain)]))
+    return _build(program, nodes)
+
+
+# ---------------------------------------------------------------------------------- observations
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    offset: int
+    size: int
+
+
+class ObservationEncoder:
+    """Flattens an observation (JSON, as `State.observation(p)` returns it) into integers."""
+
+    def __init__(self, program, num_players: int) -> None:
+        self.program = program
+        self.n = num_players
+        self.phases = sorted(program.phases)
+        self.vars = [(v.name, program.state_types[v.name]) for v in program.state_vars
+                     if v.visibility != "hidden"]
+        fields, off = [], 0
+        for name, size in ([("seat", num_players), ("to_move", num_players + 2),
+                            ("phase", len(self.phases) + 1)]
+                           + [(name, self._size(t)) for name, t in self.vars]):
+            fields.append(Field(name, off, size))
+            off += size
+        self.fields = fields
+        self.size = off
+
+    def _domain(self, t: T.Type) -> list:
+        if t.kind == "enum":
+            return list(self.program.enums[t.name].members)
+        if t.kind == "player":
+            return list(range(self.n))
+        if t.kind == "bool":
+            return [False, True]
+        raise AssertionError(t)
+
+    def _size(self, t: T.Type) -> int:
+        k = t.kind
+        if k == "opt":
+            return 1 + self._size(t.elem)
+        if k in ("int", "bool"):
+            return 1
+        if k in ("enum", "player"):
+            return len(self._domain(t))
+        if k == "set":
+            return len(self._domain(t.elem))
+        if k == "list":
+            e = T.strip(t.elem)
+            return len(self._domain(e)) if T.is_discrete(e) else 2
+        if k == "array":
+            return len(self._domain(t.index)) * self._size(t.elem)
+        raise ValueError(f"cannot encode a value of type {t}")
+
+    def _enc(self, j, t: T.Type, out: list[int]) -> None:
+        k = t.kind
+        if k == "opt":
+            out.append(1 if j is None else 0)
+            if j is None:
+                out.extend([0] * self._size(t.elem))
+            else:
+                self._enc(j, t.elem, out)
+            return
+        if j is None:  # another player's private entry
+            out.extend([0] * self._size(t))
+            return
+        if k == "int":
+            out.append(int(j))
+        elif k == "bool":
+            out.append(1 if j else 0)
+        elif k in ("enum", "player"):
+            dom = self._domain(t)
+            out.extend(1 if x == j else 0 for x in dom)
+        elif k == "set":
+            have = set(j)
+            out.extend(1 if x in have else 0 for x in self._domain(t.elem))
+        elif k == "list":
+            e = T.strip(t.elem)
+            if T.is_discrete(e):
+                out.extend(sum(1 for y in j if y == x) for x in self._domain(e))
+            else:
+                out.extend([len(j), sum(int(y) for y in j if y is not None)])
+        elif k == "array":
+            if t.index.kind == "enum":
+                for m in self._domain(t.index):
+                    self._enc(j[m], t.elem, out)
+            else:
+                for x in j:
+                    self._enc(x, t.elem, out)
+        else:
+            raise ValueError(f"cannot encode a value of type {t}")
+
+    def encode(self, obs: dict) -> list[int]:
+        out: list[int] = []
+        seat = obs["player"]
+        out.extend(1 if q == seat else 0 for q in range(self.n))
+        cur = obs["current_player"]
+        slot = cur if cur >= 0 else self.n + (0 if cur == -1 else 1)
+        out.extend(1 if i == slot else 0 for i in range(self.n + 2))
+        ph = obs.get("phase")
+        pos = self.phases.index(ph) if ph in self.phases else len(self.phases)
+        out.extend(1 if i == pos else 0 for i in range(len(self.phases) + 1))
+        ov = obs["vars"]
+        for name, t in self.vars:
+            self._enc(ov[name], t, out)
+        return out
+
+    def describe(self) -> list[dict[str, Any]]:
+        types = dict(self.vars)
+        return [{"field": f.name, "offset": f.offset, "size": f.size,
+                 "type": str(types[f.name]) if f.name in types else "header"}
+                for f in self.fields]
+
+
+def returns(state) -> list[float]:
+    """Terminal rewards used by every adapter: +1 for each winner (shared wins too), -1 for
+    everyone else; 0 for all until the game is over."""
+    if not state.is_terminal():
+        return [0.0] * state.num_players
+    winners = set(state.winners())
+    return [1.0 if p in winners else -1.0 for p in range(state.num_players)]
+
+
+class Table:
+    """A rules file loaded for learning: engine, program, action space and encoder."""
+
+    def __init__(self, path: str, num_players: int, variant: str | None = None,
+                 params: dict | None = None, backend: str = "compiled") -> None:
+        import rulelang
+
+        self.path = str(path)
+        self.program = rulelang.check_file(path, variant=variant, params=params)
+        if backend == "compiled":
+            from rulelang.codegen import load_compiled
+
+            self.game = load_compiled(self.program)
+        else:
+            from rulelang.interpreter import Game
+
+            self.game = Game(self.program)
+        if not self.game.min_players <= num_players <= self.game.max_players:
+            raise ValueError(f"{self.game.name} takes {self.game.min_players}-"
+                             f"{self.game.max_players} players, not {num_players}")
+        self.num_players = num_players
+        self.actions = action_space(self.program)
+        self.chance = chance_space(self.program)
+        self.encoder = ObservationEncoder(self.program, num_players)
+
+    def legal_indices(self, state) -> list[int]:
+        return [self.actions.index(a) for a in state.legal_actions()]
+
+    def mask(self, state) -> list[int]:
+        m = [0] * len(self.actions)
+        if state.current_player >= 0:
+            for k in self.legal_indices(state):
+                m[k] = 1
+        return m

@@ -1,0 +1,176 @@
+"""Reinforcement-learning adapters: the fixed action space, the observation vector, and the
+PettingZoo, Gymnasium and OpenSpiel adapters passing their libraries' own API tests."""
+
+from __future__ import annotations
+
+import random
+import warnings
+from pathlib import Path
+
+import pytest
+
+import rulelang
+from rulelang import sim
+from rulelang.rl import Table, action_space, chance_space
+
+ROOT = Path(__file__).resolve().parent.parent
+GAMES = [("acquire", 3), ("poder", 2), ("polanaftowe", 3)]
+
+
+def rules(name: str) -> str:
+    return str(ROOT / "rules" / f"{name}.rules")
+
+
+def test_acquire_action_space_layout():
+    space = action_space(rulelang.check_file(rules("acquire")))
+    layout = [(k["action"], k["offset"], k["size"]) for k in space.describe()]
+    assert layout == [("place", 0, 108), ("pass_place", 108, 1), ("declare_end", 109, 1),
+                      ("buy", 110, 7), ("end_buy", 117, 1), ("found", 118, 7),
+                      ("survivor", 125, 7), ("defunct", 132, 7), ("dispose", 139, 26 * 13)]
+    assert len(space) == 477
+    assert space.index("place(1A)") == 0 and space.index("place(12I)") == 107
+    assert space.index("place(1B)") == 12
+    assert space.index("buy(Imperial)") == 116
+    # dispose(sell in 0..25, trade in 0..25 step 2): the last parameter varies fastest
+    assert space.index("dispose(0, 0)") == 139 and space.index("dispose(0, 2)") == 140
+    assert space.index("dispose(1, 0)") == 139 + 13
+    assert space.action(139 + 13 * 3 + 2) == "dispose(3, 4)"
+    with pytest.raises(KeyError):
+        space.index("dispose(0, 1)")
+
+
+def test_spaces_follow_parameters():
+    # a house rule that changes a domain changes the space, deterministically
+    base = action_space(rulelang.check_file(rules("poder")))
+    small = action_space(rulelang.check_file(rules("poder"), params={"max_bid": 500}))
+    assert base.by_name["bid"].size == 1000 and small.by_name["bid"].size == 500
+    assert len(base) - len(small) == 1000
+    assert small.index("no_bid()") == base.index("no_bid()") - 500
+    pola = chance_space(rulelang.check_file(rules("polanaftowe")))
+    assert [(k.name, k.size) for k in pola.kinds] == [
+        ("draw_field", 8), ("tie_die", 6), ("demand_die", 6), ("event_roll", 11)]
+
+
+@pytest.mark.parametrize("name, players", GAMES)
+def test_every_action_and_outcome_has_a_stable_number(name, players):
+    table = Table(rules(name), players)
+    rng = random.Random(3)
+    s = table.game.new_game(players)
+    for _ in range(400):
+        if s.is_terminal():
+            break
+        if s.current_player == sim.CHANCE:
+            outs = [a for a, _ in s.chance_outcomes()]
+            assert [table.chance.action(table.chance.index(a)) for a in outs] == outs
+            s.apply_index(sim.pick_chance(rng, s))
+        else:
+            legal = s.legal_actions()
+            idx = table.legal_indices(s)
+            assert [table.actions.action(k) for k in idx] == legal
+            assert len(set(idx)) == len(idx)
+            s.apply_index(rng.randrange(len(legal)))
+        for p in range(players):
+            assert len(table.encoder.encode(s.observation(p))) == table.encoder.size
+
+
+def test_observation_vector_layout_for_acquire():
+    table = Table(rules("acquire"), 3)
+    enc = table.encoder
+    fields = {f["field"]: (f["offset"], f["size"]) for f in enc.describe()}
+    assert fields["seat"] == (0, 3) and fields["to_move"] == (3, 5)
+    assert "bag" not in fields  # hidden state has no place in the vector
+    s = table.game.new_game(3)
+    rng = random.Random(1)
+    while s.current_player == sim.CHANCE:
+        s.apply_index(sim.pick_chance(rng, s))
+    vec = enc.encode(s.observation(1))
+    off, size = fields["cash"]
+    assert vec[off:off + size] == [6000, 6000, 6000]
+    off, size = fields["hand"]  # set<Tile>[player] private: only seat 1's row is filled
+    assert size == 3 * 108
+    assert sum(vec[off:off + 108]) == 0 and sum(vec[off + 216:off + 324]) == 0
+    assert sum(vec[off + 108:off + 216]) == 6
+    assert vec[0:3] == [0, 1, 0]
+
+
+def _quiet_pettingzoo_advice():
+    # api_test advises Box/Discrete observations, but PettingZoo documents a dict with an
+    # action mask as the way to give masks (its own classic games do so).
+    warnings.filterwarnings("ignore", message="Observation space for each agent probably")
+    warnings.filterwarnings("ignore", message="Observation is not a NumPy array")
+
+
+@pytest.mark.parametrize("name, players", GAMES)
+def test_pettingzoo_api_test(name, players):
+    from pettingzoo.test import api_test
+
+    from rulelang.rl.aec import RulesAECEnv
+
+    with warnings.catch_warnings():
+        _quiet_pettingzoo_advice()
+        api_test(RulesAECEnv(rules(name), players), num_cycles=300)
+
+
+@pytest.mark.parametrize("name, players", GAMES)
+def test_gymnasium_check_env(name, players):
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    from rulelang.rl.gym_env import ENV_ID
+
+    env = gymnasium.make(ENV_ID, path=rules(name), num_players=players,
+                         disable_env_checker=True)
+    check_env(env.unwrapped)
+
+
+@pytest.mark.parametrize("name, players", GAMES)
+def test_openspiel_random_simulation(name, players):
+    import pyspiel
+
+    from rulelang.rl.spiel import register
+
+    short = register(rules(name), short_name=f"rulelang_test_{name}")
+    game = pyspiel.load_game(short, {"players": players})
+    assert game.num_players() == players
+    assert game.num_distinct_actions() == len(Table(rules(name), players).actions)
+    pyspiel.random_sim_test(game, num_sims=1, serialize=False, verbose=False)
+
+
+def test_openspiel_chance_nodes_carry_the_engine_probabilities():
+    import pyspiel
+
+    from rulelang.rl.spiel import register
+
+    short = register(rules("polanaftowe"), short_name="rulelang_test_pola_chance")
+    state = pyspiel.load_game(short, {"players": 3}).new_initial_state()
+    assert state.is_chance_node()
+    outcomes = state.chance_outcomes()
+    assert [a for a, _ in outcomes] == list(range(8))  # draw_field over 8 fields
+    assert [p for _, p in outcomes] == [0.125] * 8
+    state.apply_action(outcomes[2][0])
+    assert state.history_str() == "2"
+
+
+def test_gymnasium_episode_against_random_bots():
+    import numpy as np
+
+    from rulelang.rl.gym_env import RulesEnv
+
+    env = RulesEnv(rules("acquire"), num_players=3, seat=1)
+    obs, info = env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    total, steps, done = 0.0, 0, False
+    while not done:
+        legal = np.flatnonzero(info["action_mask"])
+        obs, reward, done, truncated, info = env.step(int(rng.choice(legal)))
+        total += reward
+        steps += 1
+    assert env.state.is_terminal() and steps > 10
+    assert total == (1.0 if 1 in env.state.winners() else -1.0)
+    # an illegal action ends the episode with the penalty
+    env.reset(seed=5)
+    mask = env.action_masks()
+    bad = int(np.flatnonzero(mask == 0)[0])
+    _obs, reward, done, _t, info = env.step(bad)
+    assert (reward, done) == (-1.0, True) and info["illegal_action"] == env.table.actions.action(
+        bad)
