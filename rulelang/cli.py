@@ -378,7 +378,7 @@ def play(
             from rulelang.tui import run_tui
         except ImportError:
             _fail("--tui needs the Textual extra: pip install 'rulelang[tui]'")
-        finished = run_tui(session)
+        finished = run_tui(session, record_out)
         write_record()
         if not finished:
             sys.exit(1)

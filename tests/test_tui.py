@@ -1,0 +1,81 @@
+"""The Textual table, driven headless with Textual's pilot."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from textual.widgets import OptionList, RichLog, Static
+
+from rulelang.play import Session
+from rulelang.tui import HandOff, TableApp
+
+ROOT = Path(__file__).resolve().parent.parent
+ACQUIRE = str(ROOT / "rules" / "acquire.rules")
+POLA = str(ROOT / "rules" / "polanaftowe.rules")
+
+
+def log_text(app: TableApp) -> str:
+    return "\n".join(line.text for line in app.query_one("#log", RichLog).lines)
+
+
+def board_text(app: TableApp) -> str:
+    return str(app.query_one("#board", Static).render())
+
+
+def options(app: TableApp) -> list[str]:
+    ol = app.query_one("#actions", OptionList)
+    return [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
+
+
+def test_tui_plays_typed_and_listed_actions_and_undoes(tmp_path):
+    async def go():
+        session = Session(ACQUIRE, ["human", "random", "random"], seed=7)
+        app = TableApp(session, str(tmp_path / "save.json"))
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            assert options(app) == ["1. place 1B", "2. place 7B", "3. place 4D", "4. place 5F",
+                                    "5. place 7F", "6. place 7H"]
+            assert "P1 (random): place(4E), found(Luxor)" in log_text(app)
+            await pilot.press("4", "d")  # the list filters as one types
+            assert options(app) == ["3. place 4D"]
+            await pilot.press("enter")
+            await pilot.pause()
+            assert session.state.history[-1] == "place(4D)"
+            assert options(app) == ["1. buy Luxor", "2. end_buy"]
+            await pilot.press("down", "enter")  # pick from the list
+            await pilot.pause()
+            assert "P0 (you): place(4D)" in log_text(app)
+            await pilot.press("ctrl+s")
+            saved = json.loads((tmp_path / "save.json").read_text())
+            assert saved["actions"] == session.state.history
+            before = len(session.state.history)
+            await pilot.press("ctrl+z")
+            await pilot.pause()
+            assert len(session.state.history) < before
+            await pilot.press("ctrl+q")
+    asyncio.run(go())
+
+
+def test_tui_hot_seat_hands_off_before_showing_the_next_player():
+    async def go():
+        session = Session(POLA, ["human", "human", "random"], seed=5)
+        app = TableApp(session)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            for key in "lobby 2500":
+                await pilot.press("space" if key == " " else key)
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, HandOff)
+            # behind the hand-off screen the table is blank: nothing of P0's turn
+            assert board_text(app) == "" and log_text(app) == "" and options(app) == []
+            await pilot.press("enter")
+            await pilot.pause()
+            assert not isinstance(app.screen, HandOff)
+            assert "to move: P1 (you)" in str(app.query_one("#status", Static).render())
+            assert "2500" not in log_text(app) + board_text(app)
+            assert "P0: ?" in log_text(app)
+            await pilot.press("ctrl+q")
+    asyncio.run(go())
