@@ -120,7 +120,7 @@ def _build(program, nodes: list[tuple[str, list[tuple[str, T.Type, Any]]]]) -> S
         if name not in merged:
             merged[name] = vals
             continue
-        for i, (pn, pt, vs) in enumerate(vals):
+        for i, (_pn, pt, vs) in enumerate(vals):
             old = merged[name][i]
             if T.strip(pt).kind == "int":
                 union = sorted({int(v) for v in old[2]} | {int(v) for v in vs})
