@@ -424,6 +424,35 @@ def play(
         sys.exit(1)
 
 
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--players", "-p", "kinds", required=True, callback=_parse_players,
+              help="Comma-separated seats, each human or random, e.g. human,random,random.")
+@click.option("--seed", "-s", type=int, default=None, help="Seed for random players and chance.")
+@_common_game_options
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8000, show_default=True)
+def serve(file: str, kinds: list[str], seed: int | None, variant: str | None,
+          defines: dict[str, Any], backend: str, host: str, port: int) -> None:
+    """Serve FILE as a browser table: people join by link, bots play on the server."""
+    from rulelang.play import Session
+
+    try:
+        from rulelang.web import serve as run_server
+    except ImportError:
+        _fail("serve needs the web extra: pip install 'rulelang[web]'")
+    rules_errors, _ = _engine_errors()
+    try:
+        session = Session(file, kinds, seed=seed, variant=variant, params=defines,
+                          backend=backend)
+    except rules_errors as exc:
+        click.echo(_error_text(exc), err=True)
+        sys.exit(2)
+    except (ValueError, OSError) as exc:
+        _fail(_error_text(exc))
+    run_server(session, host=host, port=port)
+
+
 def _read_record(path: str) -> dict[str, Any]:
     try:
         rec = json.loads(Path(path).read_text(encoding="utf-8"))
