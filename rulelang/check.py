@@ -13,8 +13,18 @@ from rulelang.semantics import AGGREGATES, BINARY_OPS
 from rulelang.semantics import BUILTINS as BUILTIN_TABLE
 
 AGG_FUNCS = tuple(AGGREGATES)
-BUILTINS = tuple(BUILTIN_TABLE)
-RESERVED = {"players", "num_players", "int", "bool", "player"} | set(BUILTINS)
+# Names no declaration may take: the built-in names and every builtin of the semantics table
+# (read at each use, so a table entry is all a new builtin needs).
+BUILTINS = BUILTIN_TABLE
+_BUILTIN_NAMES = frozenset({"players", "num_players", "int", "bool", "player"})
+
+
+class _Reserved:
+    def __contains__(self, name: object) -> bool:
+        return name in _BUILTIN_NAMES or name in BUILTIN_TABLE
+
+
+RESERVED = _Reserved()
 MAX_DIAGNOSTICS = 100
 
 
