@@ -382,6 +382,8 @@ class Checker:
                 continue
             if t.kind == "enum":
                 value = p.enums[t.name].members.index(value)
+            else:  # plain values only: an IntEnum or a bool/str subclass must not reach code
+                value = bool(value) if t.kind == "bool" else int(value)
             p.param_values[name] = value
 
     def check_consts(self) -> None:

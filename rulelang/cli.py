@@ -534,6 +534,34 @@ def compile_cmd(file: str, variant: str | None, defines: dict[str, Any], output:
                f"variant {variant or '-'})")
 
 
+@cli.group(name="cache")
+def cache_group() -> None:
+    """Inspect or empty the cache of compiled engines (docs/protocol.md)."""
+
+
+@cache_group.command(name="info")
+def cache_info_cmd() -> None:
+    """Show the cache folder, its entries and their total size, and the size limit."""
+    from rulelang import cache
+
+    info = cache.cache_info()
+    click.echo(f"folder: {info['folder'] or 'none (engines are compiled in memory)'}")
+    click.echo(f"entries: {info['entries']}")
+    click.echo(f"size: {info['bytes']} bytes")
+    click.echo(f"limit: {info['max_bytes']} bytes (RULELANG_CACHE_MAX_BYTES)")
+
+
+@cache_group.command(name="clear")
+def cache_clear_cmd() -> None:
+    """Delete every cached engine."""
+    from rulelang import cache
+
+    folder = cache.cache_dir()
+    removed = cache.clear()
+    where = f"from {folder}" if folder else "(no cache folder)"
+    click.echo(f"removed {removed} entries {where}")
+
+
 def _record_problem(rec: Any) -> str | None:
     """Why `rec` is not a usable game record, or None."""
     if not isinstance(rec, dict):
