@@ -424,6 +424,8 @@ class Checker:
                 continue
             for k, pt in zip(row.keys, ptypes):
                 if k.kind == "name":
+                    if pt.kind == "bool" and k.name in ("true", "false"):
+                        continue
                     if pt.kind != "enum" or k.name not in self.p.enums[pt.name].members:
                         self.error("E012", f"'{k.name}' is not a value of {pt}", k.span)
                 elif k.kind != "any" and pt.kind != "int":

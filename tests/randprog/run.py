@@ -18,6 +18,7 @@ import os
 import random
 import re
 import signal
+import sys
 import threading
 import traceback
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ class Failure:
     kind: str  # rejected crash load mismatch
     sig: str  # what must stay the same while shrinking
     detail: str
+    data: tuple = ()  # for a step mismatch: the two snapshots
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.detail}"
@@ -113,6 +115,7 @@ def _observations(state) -> list:
 def play_both(text: str, config: dict, filename: str = "random.rules",
               seconds: float = 30.0) -> Failure | None:
     """Load text with config on both back ends and play one game in lock step."""
+    before = set(sys.modules)
     try:
         with time_limit(seconds):
             return _play_both(text, config, filename)
@@ -120,6 +123,21 @@ def play_both(text: str, config: dict, filename: str = "random.rules",
         return Failure("crash", "hang", f"hang: {exc}")
     except _Crash as exc:
         return exc.failure
+    finally:
+        _forget(before)
+
+
+def _forget(before: set[str]) -> None:
+    """Drop the engine modules loaded since `before`: thousands of programs would not fit."""
+    new = [m for m in list(sys.modules) if m not in before and m.startswith("rulelang_engine_")]
+    for m in new:
+        del sys.modules[m]
+    with contextlib.suppress(ImportError):
+        from rulelang import cache
+
+        for key, module in list(cache._LOADED.items()):
+            if module.__name__ in new:
+                del cache._LOADED[key]
 
 
 def _play_both(text: str, config: dict, filename: str) -> Failure | None:
@@ -163,7 +181,7 @@ def _play_both(text: str, config: dict, filename: str) -> Failure | None:
             diff = _diff(sa, sb) if sa is not None and sb is not None else "errors"
             return Failure("mismatch", f"step:{diff}",
                            f"step {step}: {diff} differ: interpreter {_short(sa, ea)}, "
-                           f"compiled {_short(sb, eb)}")
+                           f"compiled {_short(sb, eb)}", (sa, sb))
         if a.is_terminal():
             return None
         n = a.num_choices()
