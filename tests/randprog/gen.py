@@ -602,7 +602,8 @@ class Gen:
         forms = [lambda: f"{sub()} + {sub()}"]
         if et == INT:
             forms += [
-                lambda: f"{self.r.randint(0, 2)}..{self.r.randint(0, 4)} step {self.r.randint(1, 2)}",
+                lambda: (f"{self.r.randint(0, 2)}..{self.r.randint(0, 4)} "
+                         f"step {self.r.randint(1, 2)}"),
                 lambda: self.list_comp(INT, env, ctx, d),
                 lambda: self.list_sort(t, env, ctx, d),
             ]
@@ -664,11 +665,13 @@ class Gen:
             kinds.append(("finish", 0.3))
         total = sum(w for _k, w in kinds)
         x = self.r.random() * total
+        chosen = kinds[-1][0]
         for k, w in kinds:
             x -= w
             if x < 0:
+                chosen = k
                 break
-        getattr(self, f"stmt_{k}")(out, env, ctx, ind)
+        getattr(self, f"stmt_{chosen}")(out, env, ctx, ind)
 
     def runnable(self, ctx) -> list[int]:
         limit = len(self.phases) if ctx.phase is None else ctx.phase
@@ -795,7 +798,8 @@ class Gen:
     def stmt_run(self, out, env, ctx, ind) -> None:
         k = self.pick(self.runnable(ctx))
         name, args = self.phases[k]
-        out.append(f"{self.pad(ind)}run {name}({', '.join(self.expr(a, env, ctx, 1) for a in args)})")
+        values = ", ".join(self.expr(a, env, ctx, 1) for a in args)
+        out.append(f"{self.pad(ind)}run {name}({values})")
         self.features.add("phase")
 
     def oparam(self, env, ctx) -> tuple[str, str, str]:

@@ -209,8 +209,8 @@ def _play_both(text: str, config: dict, filename: str) -> Failure | None:
 
 
 def _diff(sa, sb) -> str:
-    (a, oa), (b, ob) = (sa, None) if not isinstance(sa, tuple) else sa, \
-        (sb, None) if not isinstance(sb, tuple) else sb
+    a = sa[0] if isinstance(sa, tuple) else sa
+    b = sb[0] if isinstance(sb, tuple) else sb
     if a != b:
         keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
         return ",".join(keys)
