@@ -377,24 +377,34 @@ def play(
     console.print(Text(f"{game.name}: {len(kinds)} players ({', '.join(kinds)}), seed {seed}"))
     rng = random.Random(seed)
     digests: list[str] = []
-    abandoned = False
+    abandoned = interrupted = False
     fault: BaseException | None = None
     try:
         while not state.is_terminal():
             player = state.current_player
+            # apply(), not the apply_index fast path: after a rules fault the state (and so
+            # the record written below) is the one before the faulty action, on every back end.
             if player == sim.CHANCE:
-                state.apply_index(sim.pick_chance(rng, state))
+                k = sim.pick_chance(rng, state)
+                state.apply(state.chance_outcomes()[k][0])
             elif kinds[player] == "random":
-                state.apply_index(sim.pick_random_action(rng, state, game.end_actions))
+                k = sim.pick_random_action(rng, state, game.end_actions)
+                state.apply(state.legal_actions()[k])
                 # The chosen action may be secret (a sealed bid), so only say that a move happened.
                 console.print(Text(f"player {player} (random) moved", style="dim"))
             else:
                 _human_turn(console, state, player, illegal_action)
             if record_out is not None:
                 digests.append(state.digest())
-    except (click.Abort, _Quit):
+    except (click.Abort, _Quit) as err:
+        # click.prompt turns Ctrl-C and end of input alike into Abort; the context tells them
+        # apart.
+        interrupted = isinstance(err.__context__, KeyboardInterrupt)
         abandoned = True
-        click.echo("\ngame abandoned", err=True)
+        click.echo("\ninterrupted" if interrupted else "\ngame abandoned", err=True)
+    except KeyboardInterrupt:
+        abandoned = interrupted = True
+        click.echo("\ninterrupted", err=True)
     except rules_errors as err:
         # The record of the game so far is still written below.
         click.echo(_error_text(err), err=True)
@@ -410,6 +420,8 @@ def play(
             _fail(f"cannot write {record_out}: {err.strerror or err}", X.FAILURE)
     if fault is not None:
         sys.exit(X.FAULT)
+    if interrupted:
+        sys.exit(X.INTERRUPTED)
     if abandoned:
         sys.exit(X.FAILURE)
 
@@ -445,7 +457,7 @@ def _human_turn(
             # a number too long to be an action's is refused before int() is asked.
             k = int(answer) - 1 if len(answer) <= 9 else -1
             if 0 <= k < len(actions):
-                state.apply_index(k)
+                state.apply(actions[k])
                 return
             shown = answer if len(answer) <= 12 else answer[:12] + "..."
             click.echo(f"no action numbered {shown}", err=True)
