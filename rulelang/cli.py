@@ -7,6 +7,7 @@ import random
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -651,8 +652,13 @@ def _record_problem(rec: Any) -> str | None:
     return None
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
 def main() -> None:
     """Console-script entry point: click's usage errors are 2, Ctrl-C is 130 (exitcodes)."""
+    warnings.showwarning = _show_warning  # e.g. a refused cache entry: one line, no source
     try:
         code = cli.main(prog_name="rulelang", standalone_mode=False)
     except click.exceptions.Abort:  # click turns KeyboardInterrupt into Abort

@@ -109,6 +109,12 @@ def time_limit(seconds: float):
         signal.signal(signal.SIGALRM, old)
 
 
+def test_time_limit_turns_a_hang_into_a_failure() -> None:
+    with pytest.raises(Hang, match="no result after 0.2 s"), time_limit(0.2):
+        while True:
+            pass
+
+
 def _outcome(fn, *args):
     """(result, error) where error is what both back ends must agree on: class, message and
     location of a rules-level error. Any other exception propagates (a finding)."""
