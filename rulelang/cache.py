@@ -199,12 +199,17 @@ def _ready_dir() -> Path | None:
         _warn(f"engine cache folder {folder} belongs to another user (uid {st.st_uid}); "
               "compiling in memory")
         return None
-    if st.st_mode & 0o077:
+    if st.st_mode & 0o022:
+        if st.st_mode & stat.S_ISVTX:
+            # A shared folder such as /tmp (RULELANG_CACHE=/tmp): never change its mode.
+            _warn(f"engine cache folder {folder} is a shared folder others may write to; "
+                  "compiling in memory")
+            return None
         try:
-            os.chmod(folder, 0o700)
+            os.chmod(folder, 0o700)  # e.g. made under umask 0 by an older rulelang
         except OSError as err:
-            _warn(f"engine cache folder {folder} is open to other users and cannot be made "
-                  f"private ({err.strerror or err}); compiling in memory")
+            _warn(f"engine cache folder {folder} is writable by other users and cannot be "
+                  f"made private ({err.strerror or err}); compiling in memory")
             return None
     return folder
 
@@ -410,6 +415,10 @@ def clear() -> int:
     """Delete every entry (and left-over temporary file); returns the number of entries."""
     folder = cache_dir()
     if folder is None or not folder.is_dir():
+        return 0
+    uid = _uid()
+    if uid is not None and os.lstat(folder).st_uid != uid:
+        _warn(f"engine cache folder {folder} belongs to another user; nothing removed")
         return 0
     removed = 0
     with _LOCK, _process_lock(folder):

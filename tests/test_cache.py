@@ -94,6 +94,31 @@ def test_an_open_folder_of_ours_is_made_private(fresh):
     assert stat.S_IMODE(os.lstat(fresh).st_mode) == 0o700
 
 
+def test_a_shared_sticky_folder_is_neither_used_nor_changed(fresh):
+    fresh.mkdir()
+    os.chmod(fresh, 0o1777)  # like /tmp
+    with pytest.warns(cache.CacheWarning, match="shared folder"):
+        assert play(load(40)) == [41, 42]
+    assert stat.S_IMODE(os.lstat(fresh).st_mode) == 0o1777
+    assert entries(fresh) == []
+
+
+def test_a_readable_folder_is_left_as_it_is(fresh):
+    fresh.mkdir()
+    os.chmod(fresh, 0o755)
+    assert play(load(41)) == [42, 43]
+    assert stat.S_IMODE(os.lstat(fresh).st_mode) == 0o755
+    assert len(entries(fresh)) == 1
+
+
+def test_clear_leaves_a_folder_of_another_user_alone(fresh, monkeypatch):
+    play(load(42))
+    monkeypatch.setattr(cache, "_uid", lambda: os.getuid() + 1)
+    with pytest.warns(cache.CacheWarning, match="belongs to another user; nothing removed"):
+        assert cache.clear() == 0
+    assert len(entries(fresh)) == 1
+
+
 def test_home_unset_never_means_a_folder_in_the_working_directory(tmp_path, monkeypatch):
     monkeypatch.delenv("RULELANG_CACHE", raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
