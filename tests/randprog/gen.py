@@ -441,6 +441,8 @@ class Gen:
             self.features.add("len of enum name")
             return f"len({self.pick(self.enum_types())})"
         c, _t = self.coll_of(env, ctx, d + 1)
+        if c in self.enums:
+            self.features.add("len of enum name")
         return f"len({c})"
 
     def agg_int(self, env, ctx, d) -> str:

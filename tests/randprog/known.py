@@ -31,7 +31,8 @@ def _bool_local_as_int(f: Failure) -> bool:
 
 
 def _len_of_enum_name(f: Failure) -> bool:
-    """Issue 7 item 15: `len(E)` on an enum or grid name compiles to `63.bit_count()`."""
+    """Issue 7 item 15: `len(E)` on an enum or grid name, or on a constant set, compiles to
+    `63.bit_count()`."""
     return (f.kind == "crash" and f.sig.startswith("compiled:SyntaxError")
             and "invalid decimal literal" in f.detail)
 
