@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
-import os
 import re
-import sys
 from importlib import resources
-from pathlib import Path
 
 import jinja2
 
@@ -22,7 +17,7 @@ from rulelang.consts import Constants
 from rulelang.lower import ChanceAt, ChooseAt, binding_nodes, lower
 from rulelang.program import Program
 
-__all__ = ["compile_program", "load_compiled", "cache_dir"]
+__all__ = ["compile_program", "load_compiled"]
 
 _MARK = re.compile(r"# rules:(\d+)\s*$")
 _HELPERS_MARK = "# (runtime helpers go here)"
@@ -258,49 +253,8 @@ def _line_map(text: str) -> str:
     return "\n" + wrap_module("_LINEMAP = " + _safe_repr(out)) + "\n"
 
 
-def _codegen_fingerprint() -> str:
-    """Digest of the whole package's source: every stage shapes the generated code."""
-    h = hashlib.sha256()
-    root = Path(__file__).resolve().parent.parent
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and path.suffix in (".py", ".j2", ".lark", ".tables"):
-            h.update(str(path.relative_to(root)).encode("utf-8") + b"\0")
-            h.update(path.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("RULELANG_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rulelang")
-    return Path(base)
-
-
-def cache_key(program: Program) -> str:
-    from rulelang import __version__
-
-    parts = [program.digest, program.filename, program.variant or "",
-             json.dumps(program.param_values, sort_keys=True), __version__,
-             _codegen_fingerprint()]
-    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
-
-
 def load_compiled(program: Program):
     """Compile (or reuse the cached module for) a checked program; returns its Game object."""
-    key = cache_key(program)
-    modname = f"rulelang_engine_{key[:24]}"
-    if modname in sys.modules:
-        return sys.modules[modname].GAME
-    path = cache_dir() / f"{modname}.py"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(compile_program(program), encoding="utf-8")
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(modname, path)
-    module = importlib.util.module_from_spec(spec)
-    from rulelang.errors import IllegalAction, RulesRuntimeError
+    from rulelang import cache
 
-    module._RULELANG_ERRORS = (IllegalAction, RulesRuntimeError)
-    sys.modules[modname] = module
-    spec.loader.exec_module(module)
-    return module.GAME
+    return cache.load_compiled(program, compile_program)
