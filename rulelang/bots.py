@@ -389,7 +389,7 @@ class MCTSBot(Bot):
 
     def __init__(self, game: Any, seat: int, seed: int, iterations: int | None = None,
                  seconds: float | None = None, exploration: float = 0.7,
-                 heuristic: Heuristic | None = None) -> None:
+                 heuristic: Heuristic | None = None, rollout_depth: int | None = None) -> None:
         super().__init__(game, seat, seed)
         if iterations is None and seconds is None:
             iterations = MCTS_DEFAULT_ITERATIONS
@@ -398,6 +398,7 @@ class MCTSBot(Bot):
         self.c = exploration
         self.heuristic = heuristic or heuristic_for(game)
         self.last_iterations = 0
+        self.rollout_depth = ROLLOUT_CAP if rollout_depth is None else rollout_depth
 
     def choose(self, state: Any) -> int:
         n = state.num_choices()
@@ -485,7 +486,7 @@ class MCTSBot(Bot):
             if player == TERMINAL:
                 winners = d.winners()
                 break
-            if steps >= ROLLOUT_CAP:
+            if steps >= self.rollout_depth:
                 values = list(self.heuristic(d))
                 top = max(values)
                 winners = [q for q, v in enumerate(values) if v == top]
