@@ -26,8 +26,10 @@ TERMINAL = -2
 BOT_KINDS = ("random", "greedy", "mcts")
 # Iterations per MCTS decision when no budget is given (see docs/workbench.md for timings).
 MCTS_DEFAULT_ITERATIONS = 200
-# Rollouts longer than this many steps stop and score the position instead (runaway games).
-ROLLOUT_CAP = 2000
+# MCTS playouts stop after this many steps and score the position on the heuristic (who leads
+# wins the playout): uniformly random play far ahead says little (Pola Naftowe's random players
+# all go bankrupt), and short playouts buy more iterations. Measured in docs/workbench.md.
+ROLLOUT_DEPTH = 8
 # Chance outcomes a greedy bot averages over after its action (all of them when there are fewer).
 GREEDY_CHANCE_SAMPLES = 6
 
@@ -380,8 +382,8 @@ class MCTSBot(Bot):
     action strings: UCB1 with availability counts at decision nodes (single-observer ISMCTS),
     chance outcomes drawn by weight. A new node is added per iteration and the game is played
     out by random bots (end declarations taken at once, like the simulator's random players).
-    The reward is the win share (1/k to each of k winners); a playout longer than ROLLOUT_CAP
-    is scored by who leads on the heuristic. The move chosen is the most visited root child.
+    The reward is the win share (1/k to each of k winners); a playout longer than ROLLOUT_DEPTH
+    (ROLLOUT_DEPTH steps) is scored by who leads on the heuristic. The move chosen is the most visited root child.
     Deterministic for a given seed and iteration budget; a time budget is not.
     """
 
@@ -398,7 +400,7 @@ class MCTSBot(Bot):
         self.c = exploration
         self.heuristic = heuristic or heuristic_for(game)
         self.last_iterations = 0
-        self.rollout_depth = ROLLOUT_CAP if rollout_depth is None else rollout_depth
+        self.rollout_depth = ROLLOUT_DEPTH if rollout_depth is None else rollout_depth
 
     def choose(self, state: Any) -> int:
         n = state.num_choices()

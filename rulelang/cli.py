@@ -576,6 +576,16 @@ def _record_problem(rec: Any) -> str | None:
     return None
 
 
+def _add_workbench_commands() -> None:
+    from rulelang.workbench.commands import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
+_add_workbench_commands()
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="rulelang")

@@ -519,6 +519,13 @@ class RunSpec:
     seats: tuple[str, ...] | None = None
     track: bool = False
     digest_every: int = RECORD_DIGEST_EVERY
+    # Tournament mode: game i seats lineup(seats, players, i) (every kind visits every seat).
+    rotate: bool = False
+
+
+def lineup(kinds: Sequence[str], players: int, index: int) -> list[str]:
+    """Seat kinds of game `index` in a rotated run: seat j gets kinds[(j + index) % len]."""
+    return [kinds[(j + index) % len(kinds)] for j in range(players)]
 
 
 _RunSpec = RunSpec  # the earlier name
@@ -543,7 +550,7 @@ def _run_games(game: Any, spec: RunSpec, indices: Iterable[int]) -> list[GameRes
                 game,
                 spec.players,
                 seed,
-                spec.seats,
+                lineup(spec.seats, spec.players, i) if spec.rotate and spec.seats else spec.seats,
                 record=spec.records_dir is not None,
                 track=spec.track,
                 index=i,
