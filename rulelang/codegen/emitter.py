@@ -1287,7 +1287,7 @@ class Emitter:
             fn(s, Ctx(c.py, sk, None), ret)
             lines = sk.lines
         # The marker lets the module map a generated line back to its .rules line.
-        if "  # rules:" not in lines[0]:
+        if lines and "  # rules:" not in lines[0]:
             lines[0] = lines[0] + f"  # rules:{s.span.line}"
         return lines
 

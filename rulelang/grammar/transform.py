@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import io
 from importlib import resources
+
+import lark
 
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import (
@@ -18,13 +22,54 @@ from rulelang import ast
 from rulelang.errors import Diagnostic, RulesError, Span
 
 
+_GRAMMAR = "rules.lark"
+_TABLES = "rules.tables"
+_OPTIONS = {"parser": "lalr", "propagate_positions": True, "maybe_placeholders": True}
+
+
+def grammar_text() -> str:
+    return resources.files("rulelang.grammar").joinpath(_GRAMMAR).read_text(encoding="utf-8")
+
+
+def grammar_digest(text: str) -> str:
+    return hashlib.sha256(("lark " + lark.__version__ + "\n" + text).encode()).hexdigest()
+
+
+def build_parser(strict: bool = False) -> Lark:
+    """Build the LALR parser from the grammar. strict=True (needs the interegular package, a
+    test dependency) also proves that no two terminals can collide; the grammar test does that."""
+    return Lark(grammar_text(), strict=strict, **_OPTIONS)
+
+
+def write_tables(path: str | None = None) -> str:
+    """Write the prebuilt parser tables shipped with the package (run after editing the grammar:
+    `python -m rulelang.grammar`)."""
+    target = path or str(resources.files("rulelang.grammar").joinpath(_TABLES))
+    text = grammar_text()
+    with open(target, "wb") as f:
+        f.write(grammar_digest(text).encode() + b"\n")
+        build_parser().save(f)
+    return target
+
+
 @functools.cache
 def _parser() -> Lark:
-    text = resources.files("rulelang.grammar").joinpath("rules.lark").read_text(encoding="utf-8")
-    # cache=True keeps the built LALR tables in the temp dir (keyed by grammar and options), so
-    # later processes skip the strict-mode collision analysis, which takes seconds.
-    return Lark(text, parser="lalr", strict=True, propagate_positions=True,
-                maybe_placeholders=True, cache=True)
+    # The tables ship with the package, keyed by the grammar's digest and Lark's version, so the
+    # first run on a fresh machine is as fast as later ones and nothing is written to the temp
+    # folder. Stale or missing tables (a grammar edit not yet followed by write_tables) cost one
+    # in-memory build of about half a second.
+    text = grammar_text()
+    try:
+        data = resources.files("rulelang.grammar").joinpath(_TABLES).read_bytes()
+    except OSError:
+        data = b""
+    head, _, body = data.partition(b"\n")
+    if head.decode("ascii", "replace") == grammar_digest(text):
+        try:
+            return Lark.load(io.BytesIO(body))
+        except Exception:  # noqa: BLE001 - damaged tables: rebuild below
+            pass
+    return build_parser()
 
 
 def _unescape(literal: str) -> str:
