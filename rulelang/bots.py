@@ -382,8 +382,9 @@ class MCTSBot(Bot):
     action strings: UCB1 with availability counts at decision nodes (single-observer ISMCTS),
     chance outcomes drawn by weight. A new node is added per iteration and the game is played
     out by random bots (end declarations taken at once, like the simulator's random players).
-    The reward is the win share (1/k to each of k winners); a playout longer than ROLLOUT_DEPTH
-    (ROLLOUT_DEPTH steps) is scored by who leads on the heuristic. The move chosen is the most visited root child.
+    The reward is the win share (1/k to each of k winners); a playout stops after ROLLOUT_DEPTH
+    steps and is then scored by who leads on the heuristic. The move chosen is the most visited
+    root child.
     Deterministic for a given seed and iteration budget; a time budget is not.
     """
 

@@ -133,7 +133,8 @@ def compare(ctx: click.Context, file: str, players: int | None, bots_text: str |
 
     Reports paired differences (B - A) with 95% intervals and says which are significant.
     """
-    from rulelang.workbench.compare import Arm, compare as run_compare, verdict_lines
+    from rulelang.workbench.compare import Arm, verdict_lines
+    from rulelang.workbench.compare import compare as run_compare
 
     n, seats = _seats_option(bots_text, players, bot_opts)
     arm_a = Arm(a_variant or variant, {**defines, **a_defines})
