@@ -57,7 +57,7 @@ class GameStats:
     margin: int
     # action name -> times taken, over all seats
     actions: tuple[tuple[str, int], ...]
-    # per seat: action name -> times taken at decisions with more than one legal action
+    # per seat: action string -> times taken at decisions with more than one legal action
     seat_actions: tuple[tuple[tuple[str, int], ...], ...]
     # the file's declared metrics at the end, by name
     metrics: tuple[tuple[str, int], ...]
@@ -399,11 +399,12 @@ def play_game(
             decisions += 1
             state.apply_index(k)
             if track:
-                name = action_name(state.history[-1])
+                taken = state.history[-1]
+                name = action_name(taken)
                 actions[name] = actions.get(name, 0) + 1
                 if n > 1:
                     mine = seat_actions[player]
-                    mine[name] = mine.get(name, 0) + 1
+                    mine[taken] = mine.get(taken, 0) + 1
                 values = state.scores()
                 top = max(values)
                 lead = [q for q, v in enumerate(values) if v == top]

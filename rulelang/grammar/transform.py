@@ -8,7 +8,6 @@ import io
 from importlib import resources
 
 import lark
-
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import (
     UnexpectedCharacters,
@@ -20,7 +19,6 @@ from lark.exceptions import (
 
 from rulelang import ast
 from rulelang.errors import Diagnostic, RulesError, Span
-
 
 _GRAMMAR = "rules.lark"
 _TABLES = "rules.tables"

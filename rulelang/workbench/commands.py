@@ -77,9 +77,12 @@ _BOT_HELP = ("Seat kinds: random, greedy, mcts, mcts@ITERATIONS, mcts@SECONDSs, 
              "module:function or a --bot name; one kind for every seat or one per seat.")
 
 
-def _common(func: Callable[..., Any]) -> Callable[..., Any]:
-    from rulelang.cli import BACKENDS, DEFAULT_BACKEND
+# The same choices as rulelang.cli (not imported from there: cli imports this module).
+BACKENDS = ("interpreter", "compiled")
+DEFAULT_BACKEND = "compiled"
 
+
+def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--games", "-n", type=click.IntRange(min=2), default=100,
                      show_default=True),
@@ -270,3 +273,28 @@ def render_tournament(result: dict[str, Any]) -> list[Any]:
 
 
 COMMANDS = [compare, tournament]
+
+
+# ---------------------------------------------------------------------------- describe
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--variant", default=None, help="Describe this variant's values.")
+@click.option("-D", "defines", multiple=True, metavar="NAME=VALUE", callback=_defines,
+              help="Describe with this parameter value (repeatable).")
+@click.option("--html", "as_html", is_flag=True, help="Write HTML instead of Markdown.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+              show_default=True, help="Where to write the description.")
+def describe(file: str, variant: str | None, defines: dict[str, Any], as_html: bool,
+             output: str) -> None:
+    """Describe FILE: parameters, variants, state, decisions, chance, end and scoring."""
+    from rulelang import check_file
+    from rulelang.workbench.describe import describe as render
+
+    target = cliutil.Output(output, "the description")
+    program = _run_guarded(lambda: check_file(file, variant=variant, params=defines))
+    target.write(render(program, "html" if as_html else "markdown"))
+
+
+COMMANDS.append(describe)
