@@ -172,8 +172,6 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
 @_common_game_options
 @click.option("--jobs", "-j", default="1", show_default=True,
               help="Worker processes, or 'auto' for every core.")
-@click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="Run the games on this Dask scheduler (needs the 'dask' extra).")
 @click.option("--batch", type=click.IntRange(min=1), default=None,
               help="Games per task sent to a worker (results do not depend on it).")
 @click.option("--bot", "bot_opts", multiple=True, metavar="[NAME=]MODULE:FUNCTION",
@@ -195,8 +193,6 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
     default=None,
     help="Write the summary as JSON to this file ('-' for standard output).",
 )
-@click.option("--report", "report_out", type=click.Path(dir_okay=False), default=None,
-              help="Write a self-contained HTML report (needs the 'report' extra).")
 @click.pass_context
 def simulate(
     ctx: click.Context,
@@ -208,13 +204,11 @@ def simulate(
     defines: dict[str, Any],
     backend: str,
     jobs: str,
-    scheduler: str | None,
     batch: int | None,
     bot_opts: tuple[str, ...],
     records_dir: str | None,
     digest_every: int,
     json_out: str | None,
-    report_out: str | None,
 ) -> None:
     """Play games of FILE and report throughput, game length, wins and scores."""
     from rulelang.workbench import cliutil
@@ -223,11 +217,6 @@ def simulate(
     rules_errors, _ = _engine_errors()
     players, seats = cliutil.parse_players(players_opt, cliutil.parse_bot_options(bot_opts))
     json_target = cliutil.Output(json_out, "the summary")
-    report_target = cliutil.Output(report_out, "the report")
-    if report_out is not None:
-        from rulelang.workbench.report import require_matplotlib
-
-        require_matplotlib()
     try:
         with cliutil.progress_bar("simulating", games) as on_progress:
             summary = sim.simulate(
@@ -243,7 +232,6 @@ def simulate(
                 progress=on_progress,
                 loader=load,
                 seats=seats,
-                scheduler=scheduler,
                 batch=batch,
                 digest_every=digest_every,
             )
@@ -260,10 +248,6 @@ def simulate(
     for warning in summary.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
     json_target.write_json(summary)
-    if report_out is not None:
-        from rulelang.workbench.report import simulate_report
-
-        report_target.write(simulate_report(summary))
 
 
 def render_summary(summary: dict[str, Any]) -> list[Any]:

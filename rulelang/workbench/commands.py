@@ -64,15 +64,6 @@ def _seats_option(bots_text: str | None, players: int | None, bot_opts: tuple[st
     return count, kinds
 
 
-def _report_check(report_out: str | None) -> cliutil.Output:
-    target = cliutil.Output(report_out, "the report")
-    if report_out is not None:
-        from rulelang.workbench.report import require_matplotlib
-
-        require_matplotlib()
-    return target
-
-
 _BOT_HELP = ("Seat kinds: random, greedy, mcts, mcts@ITERATIONS, mcts@SECONDSs, "
              "module:function or a --bot name; one kind for every seat or one per seat.")
 
@@ -91,16 +82,12 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True),
         click.option("--jobs", "-j", default="1", show_default=True,
                      help="Worker processes, or 'auto' for every core."),
-        click.option("--scheduler", default=None, metavar="ADDRESS",
-                     help="Run on this Dask scheduler (needs the 'dask' extra)."),
         click.option("--batch", type=click.IntRange(min=1), default=None,
                      help="Games per task sent to a worker."),
         click.option("--bot", "bot_opts", multiple=True, metavar="[NAME=]MODULE:FUNCTION",
                      help="Register a policy function as a seat kind (repeatable)."),
         click.option("--json", "json_out", type=click.Path(dir_okay=False, allow_dash=True),
                      default=None, help="Write the result as JSON ('-' for standard output)."),
-        click.option("--report", "report_out", type=click.Path(dir_okay=False), default=None,
-                     help="Write a self-contained HTML report (needs the 'report' extra)."),
     ]
     for opt in reversed(options):
         func = opt(func)
@@ -129,9 +116,8 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
 def compare(ctx: click.Context, file: str, players: int | None, bots_text: str | None,
             variant: str | None, defines: dict[str, Any], a_variant: str | None,
             b_variant: str | None, a_defines: dict[str, Any], b_defines: dict[str, Any],
-            games: int, seed: int, backend: str, jobs: str, scheduler: str | None,
-            batch: int | None, bot_opts: tuple[str, ...], json_out: str | None,
-            report_out: str | None) -> None:
+            games: int, seed: int, backend: str, jobs: str,
+            batch: int | None, bot_opts: tuple[str, ...], json_out: str | None) -> None:
     """Compare two arms of FILE (variant and -A / -B values) on the same seeds.
 
     Reports paired differences (B - A) with 95% intervals and says which are significant.
@@ -146,14 +132,13 @@ def compare(ctx: click.Context, file: str, players: int | None, bots_text: str |
         raise click.UsageError("the two arms are the same: give -A/-B values or "
                                "--a-variant/--b-variant")
     json_target = cliutil.Output(json_out, "the comparison")
-    report_target = _report_check(report_out)
     loader = _ctx_loader(ctx)
 
     def job() -> dict[str, Any]:
         with cliutil.progress_bar("comparing", 2 * games) as on_progress:
             return run_compare(file, n, games, seed, arm_a, arm_b, seats=seats,
                                jobs=sim.resolve_jobs(jobs), backend=backend, loader=loader,
-                               progress=on_progress, scheduler=scheduler, batch=batch)
+                               progress=on_progress, batch=batch)
 
     result = _run_guarded(job)
     console = Console(highlight=False, stderr=json_target.to_stdout)
@@ -164,10 +149,6 @@ def compare(ctx: click.Context, file: str, players: int | None, bots_text: str |
         for w in result["warnings"][arm]:
             click.echo(f"warning (arm {arm.upper()}): {w}", err=True)
     json_target.write_json(result)
-    if report_out is not None:
-        from rulelang.workbench.report import compare_report
-
-        report_target.write(compare_report(result))
 
 
 def _ci(iv: dict[str, Any], pct: bool = False) -> str:
@@ -216,9 +197,8 @@ def render_compare(result: dict[str, Any]) -> list[Any]:
 @click.pass_context
 def tournament(ctx: click.Context, file: str, bots_text: str, players: int | None,
                variant: str | None, defines: dict[str, Any], games: int, seed: int,
-               backend: str, jobs: str, scheduler: str | None, batch: int | None,
-               bot_opts: tuple[str, ...], json_out: str | None,
-               report_out: str | None) -> None:
+               backend: str, jobs: str, batch: int | None,
+               bot_opts: tuple[str, ...], json_out: str | None) -> None:
     """Seat-rotated games between bots: win rates with intervals, pairwise results, Elo."""
     from rulelang.workbench.compare import tournament as run_tournament
 
@@ -226,15 +206,13 @@ def tournament(ctx: click.Context, file: str, bots_text: str, players: int | Non
     kinds = kinds or []
     n = players or len(kinds)
     json_target = cliutil.Output(json_out, "the tournament")
-    report_target = _report_check(report_out)
     loader = _ctx_loader(ctx)
 
     def job() -> dict[str, Any]:
         with cliutil.progress_bar("tournament", games) as on_progress:
             return run_tournament(file, n, games, seed, kinds, variant=variant,
                                   params=defines, jobs=sim.resolve_jobs(jobs), backend=backend,
-                                  loader=loader, progress=on_progress, scheduler=scheduler,
-                                  batch=batch)
+                                  loader=loader, progress=on_progress, batch=batch)
 
     result = _run_guarded(job)
     console = Console(highlight=False, stderr=json_target.to_stdout)
@@ -242,10 +220,6 @@ def tournament(ctx: click.Context, file: str, bots_text: str, players: int | Non
     for w in result["warnings"]:
         click.echo(f"warning: {w}", err=True)
     json_target.write_json(result)
-    if report_out is not None:
-        from rulelang.workbench.report import tournament_report
-
-        report_target.write(tournament_report(result))
 
 
 def render_tournament(result: dict[str, Any]) -> list[Any]:
