@@ -264,15 +264,24 @@ def _play_random_strided(game: Any, state: Any, rng: random.Random, seed: int, i
     digests: list[str] = []
     steps: list[int] = []
     step = 0
+    randrange = rng.randrange
+    fast_end = getattr(state, "end_action_index", None)
     while True:
         player = state.current_player
         if player == TERMINAL:
             break
         if player == CHANCE:
-            k = pick_chance(rng, state)
+            weights = state.chance_weights()
+            k = (randrange(state.num_choices()) if weights is None
+                 else weighted_index(rng, weights))
             chance_events += 1
         else:
-            k = pick_random_action(rng, state, end_actions)
+            if fast_end is not None:
+                k = state.end_action_index() if end_actions else -1
+                if k < 0:
+                    k = randrange(state.num_choices())
+            else:
+                k = pick_random_action(rng, state, end_actions)
             decisions += 1
         state.apply_index(k)
         if (step + 1) % every == 0:
