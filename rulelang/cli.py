@@ -86,11 +86,20 @@ def _parse_defines(
 
 
 def _parse_players(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
-    kinds = [k.strip().lower() for k in value.split(",")]
-    bad = [k for k in kinds if k not in PLAYER_KINDS]
+    from rulelang import bots
+
+    kinds = [k.strip() for k in value.split(",")]
+    kinds = [k.lower() if ":" not in k else k for k in kinds]
+    bad = []
+    for k in kinds:
+        try:
+            bots.parse_spec(k, allow_human=True)
+        except bots.BotError:
+            bad.append(k)
     if bad or not kinds:
         raise click.BadParameter(
-            f"expected a comma-separated list of {'/'.join(PLAYER_KINDS)}, got {value!r}",
+            f"expected a comma-separated list of {'/'.join(PLAYER_KINDS)} (or greedy, mcts, "
+            f"mcts@N, module:function), got {value!r}",
             ctx=ctx,
             param=param,
         )
@@ -346,6 +355,10 @@ def play(
 
     console.print(Text(f"{game.name}: {len(kinds)} players ({', '.join(kinds)}), seed {seed}"))
     rng = random.Random(seed)
+    from rulelang import bots
+
+    seat_bots = {p: bots.make_bot(k, game, p, sim.bot_seed(seed, p))
+                 for p, k in enumerate(kinds) if k not in ("human", "random")}
     digests: list[str] = []
     abandoned = False
     try:
@@ -357,6 +370,9 @@ def play(
                 state.apply_index(sim.pick_random_action(rng, state, game.end_actions))
                 # The chosen action may be secret (a sealed bid), so only say that a move happened.
                 console.print(Text(f"player {player} (random) moved", style="dim"))
+            elif player in seat_bots:
+                state.apply_index(seat_bots[player].choose(state))
+                console.print(Text(f"player {player} ({kinds[player]}) moved", style="dim"))
             else:
                 _human_turn(console, state, player, illegal_action)
             if record_out is not None:
