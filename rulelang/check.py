@@ -3,80 +3,29 @@
 from __future__ import annotations
 
 import difflib
-import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rulelang import ast
 from rulelang import types as T
 from rulelang.errors import Diagnostic, RulesError, Span
+from rulelang.program import PAUSES, EnumInfo, Program
+from rulelang.semantics import AGGREGATES, BINARY_OPS
+from rulelang.semantics import BUILTINS as BUILTIN_TABLE
 
-PAUSES = (ast.Choose, ast.Chance, ast.Run, ast.Finish)
-AGG_FUNCS = ("sum", "min", "max", "any", "all", "count", "first")
-# name -> (argument kinds, result); argument checks are done in _check_builtin.
-BUILTINS = ("len", "min", "max", "abs", "ceil_div", "round_up", "round_down", "neighbors",
-            "connected", "seats_from", "next_seat", "as_list", "path_cost", "edge_cost",
-            "graph_neighbors")
-RESERVED = {"players", "num_players", "int", "bool", "player"} | set(BUILTINS)
+AGG_FUNCS = tuple(AGGREGATES)
+# Names no declaration may take: the built-in names and every builtin of the semantics table
+# (read at each use, so a table entry is all a new builtin needs).
+BUILTINS = BUILTIN_TABLE
+_BUILTIN_NAMES = frozenset({"players", "num_players", "int", "bool", "player"})
+
+
+class _Reserved:
+    def __contains__(self, name: object) -> bool:
+        return name in _BUILTIN_NAMES or name in BUILTIN_TABLE
+
+
+RESERVED = _Reserved()
 MAX_DIAGNOSTICS = 100
-
-
-@dataclass
-class EnumInfo:
-    name: str
-    members: list[str]
-    fields: list[tuple[str, T.Type]]
-    member_args: list[tuple[ast.Expr, ...]]
-    span: Span
-    grid: tuple[int, int, list[str]] | None = None  # (first col, number of cols, row labels)
-
-
-@dataclass
-class Program:
-    """A checked .rules file: the AST plus the side tables both back ends read."""
-
-    filename: str
-    source: str
-    module: ast.Module
-    name: str = ""
-    min_players: int = 1
-    max_players: int = 1
-    variant: str | None = None
-    variants: dict[str, ast.VariantDecl] = field(default_factory=dict)
-    params: dict[str, ast.ParamDecl] = field(default_factory=dict)
-    param_types: dict[str, T.Type] = field(default_factory=dict)
-    param_exprs: dict[str, ast.Expr] = field(default_factory=dict)  # effective (variant applied)
-    param_values: dict[str, object] = field(default_factory=dict)  # -D overrides, typed values
-    enums: dict[str, EnumInfo] = field(default_factory=dict)
-    graphs: dict[str, ast.GraphDecl] = field(default_factory=dict)
-    consts: dict[str, ast.ConstDecl] = field(default_factory=dict)
-    tables: dict[str, ast.TableDecl] = field(default_factory=dict)
-    defs: dict[str, ast.DefDecl] = field(default_factory=dict)
-    phases: dict[str, ast.PhaseDecl] = field(default_factory=dict)
-    state_vars: list[ast.StateVar] = field(default_factory=list)
-    state_types: dict[str, T.Type] = field(default_factory=dict)
-    flow: ast.FlowDecl | None = None
-    score: ast.ScoreDecl | None = None
-    tiebreak: ast.ScoreDecl | None = None
-    heuristic: ast.ScoreDecl | None = None  # `heuristic p => ...` (bots), or None
-    metrics: dict[str, ast.MetricDecl] = field(default_factory=dict)
-    param_ranges: dict[str, tuple[int, int]] = field(default_factory=dict)  # `param n: int in a..b`
-    types: dict[object, T.Type] = field(default_factory=dict)
-    refs: dict[object, tuple] = field(default_factory=dict)
-    slots: dict[object, str] = field(default_factory=dict)
-    slot_names: dict[str, str] = field(default_factory=dict)
-    slot_types: dict[str, T.Type] = field(default_factory=dict)
-    action_sigs: dict[str, tuple[T.Type, ...]] = field(default_factory=dict)
-    end_actions: frozenset[str] = frozenset()
-
-    field_types: dict[object, T.Type] = field(default_factory=dict)
-    def_ret: dict[str, T.Type] = field(default_factory=dict)
-
-    def field_type(self, f: ast.Field) -> T.Type:
-        return self.field_types[f]
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
 
 
 @dataclass
@@ -990,45 +939,7 @@ class Checker:
         return T.ANY
 
     def infer_binop(self, e: ast.BinOp, scope, ctx, want) -> T.Type:
-        op = e.op
-        if op in ("and", "or"):
-            self.expect(e.left, scope, ctx, T.BOOL)
-            self.expect(e.right, scope, ctx, T.BOOL)
-            return T.BOOL
-        if op in ("in", "not in"):
-            ct = T.strip(self.infer(e.right, scope, ctx))
-            if ct.kind in ("set", "list"):
-                self.expect(e.left, scope, ctx, ct.elem)
-            else:
-                if ct.kind != "any":
-                    self.error("E012", f"'{op}' needs a set or list on the right, not {ct}",
-                               e.right.span)
-                self.infer(e.left, scope, ctx)
-            return T.BOOL
-        if op in ("==", "!="):
-            a = self.infer(e.left, scope, ctx)
-            b = self.infer(e.right, scope, ctx, a)
-            if T.join(a, b) is None:
-                self.error("E012", f"cannot compare {a} with {b}", e.span)
-            return T.BOOL
-        if op in ("<", "<=", ">", ">="):
-            a = T.strip(self.infer(e.left, scope, ctx))
-            b = T.strip(self.infer(e.right, scope, ctx))
-            mixed = a != b and "any" not in (a.kind, b.kind)
-            if mixed or a.kind not in ("int", "player", "enum", "any"):
-                self.error("E012", f"cannot order {a} and {b}", e.span)
-            return T.BOOL
-        # arithmetic: ints; '+' also joins lists and sets, '-' also removes from sets
-        a = T.strip(self.infer(e.left, scope, ctx, want))
-        if a.kind in ("set", "list") and op in ("+", "-"):
-            if a.kind == "list" and op == "-":
-                self.error("E012", "'-' is not defined on lists", e.span)
-            self.expect(e.right, scope, ctx, a)
-            return a
-        if not T.compatible(T.INT, a):
-            self.error("E012", f"'{op}' needs int operands, found {a}", e.left.span)
-        self.expect(e.right, scope, ctx, T.INT)
-        return T.INT
+        return BINARY_OPS[e.op].check(self, e, scope, ctx, want)
 
     def infer_call(self, e: ast.Call, scope, ctx) -> T.Type:
         p = self.p
@@ -1046,7 +957,7 @@ class Checker:
             return self.resolve_type(t.ret)
         if e.name in BUILTINS:
             p.refs[e] = ("builtin", e.name)
-            return self.check_builtin(e, scope, ctx)
+            return BUILTIN_TABLE[e.name].check(self, e, scope, ctx)
         if e.name in p.phases:
             self.error("E016", f"'{e.name}' is a phase; start it with 'run {e.name}(...)'",
                        e.span)
@@ -1067,85 +978,6 @@ class Checker:
                        else self.infer(a, scope, ctx))
         return got
 
-    def check_builtin(self, e: ast.Call, scope, ctx) -> T.Type:
-        n = e.name
-        if n == "len":
-            t = (self.call_args(e, [T.ANY], scope, ctx) or [T.ANY])[0]
-            if T.strip(t).kind not in ("set", "list", "any"):
-                self.error("E012", f"len() needs a set or list, not {t}", e.span)
-            return T.INT
-        if n in ("min", "max", "ceil_div", "round_up", "round_down"):
-            self.call_args(e, [T.INT, T.INT], scope, ctx)
-            return T.INT
-        if n == "abs":
-            self.call_args(e, [T.INT], scope, ctx)
-            return T.INT
-        if n in ("seats_from",):
-            self.call_args(e, [T.PLAYER], scope, ctx)
-            return T.list_of(T.PLAYER)
-        if n == "next_seat":
-            self.call_args(e, [T.PLAYER], scope, ctx)
-            return T.PLAYER
-        if n == "as_list":
-            got = self.call_args(e, [T.ANY], scope, ctx)
-            t = T.strip(got[0]) if got else T.ANY
-            if t.kind not in ("set", "list", "any"):
-                self.error("E012", f"as_list() needs a set or list, not {t}", e.span)
-                return T.ANY
-            return T.list_of(t.elem) if t.kind != "any" else T.ANY
-        if n in ("path_cost", "edge_cost", "graph_neighbors"):
-            return self.check_graph_builtin(e, scope, ctx)
-        if n in ("neighbors", "connected"):
-            got = self.call_args(e, [T.ANY] * (1 if n == "neighbors" else 2), scope, ctx)
-            ct = T.strip(got[0]) if got else T.ANY
-            if ct.kind != "enum" or self.p.enums[ct.name].grid is None:
-                if ct.kind != "any":
-                    self.error("E012", f"{n}() needs a grid cell, not {ct}", e.span)
-                return T.ANY
-            if n == "neighbors":
-                return T.list_of(ct)
-            if len(got) > 1 and not T.compatible(T.set_of(ct), got[1]):
-                self.error("E012", f"connected() needs a set<{ct}> as second argument",
-                           e.args[1].span)
-            return T.set_of(ct)
-        raise AssertionError(n)
-
-    def check_graph_builtin(self, e: ast.Call, scope, ctx) -> T.Type:
-        n = e.name
-        arity = {"path_cost": (3, 4), "edge_cost": (3, 3), "graph_neighbors": (2, 2)}[n]
-        if not arity[0] <= len(e.args) <= arity[1] or not e.args:
-            self.error("E013", f"'{n}' takes {arity[0]}"
-                       f"{'' if arity[0] == arity[1] else f' or {arity[1]}'} arguments, "
-                       f"got {len(e.args)}", e.span)
-            for a in e.args:
-                self.infer(a, scope, ctx)
-            return T.ANY
-        gt = self.infer(e.args[0], scope, ctx)
-        if gt.kind != "graph":
-            if gt.kind != "any":
-                self.error("E012", f"{n}() needs a graph as first argument, not {gt}",
-                           e.args[0].span)
-            for a in e.args[1:]:
-                self.infer(a, scope, ctx)
-            return T.ANY
-        node = T.enum(self.p.graphs[gt.name].node_type)
-        rest = e.args[1:]
-        if n == "path_cost":
-            src = self.infer(rest[0], scope, ctx)
-            if not (T.compatible(T.set_of(node), src) or T.compatible(T.list_of(node), src)):
-                self.error("E012", f"path_cost() needs a set or list of {node} to start from, "
-                           f"not {src}", rest[0].span)
-            self.expect(rest[1], scope, ctx, node)
-            if len(rest) > 2:
-                self.expect(rest[2], scope, ctx, T.set_of(node))
-            return T.opt(T.INT)
-        if n == "edge_cost":
-            self.expect(rest[0], scope, ctx, node)
-            self.expect(rest[1], scope, ctx, node)
-            return T.opt(T.INT)
-        self.expect(rest[0], scope, ctx, node)
-        return T.list_of(node)
-
     def infer_agg(self, e: ast.Agg, scope, ctx) -> T.Type:
         if e.func not in AGG_FUNCS:
             self.undefined("aggregate", e.func, e.span, AGG_FUNCS)
@@ -1155,15 +987,10 @@ class Checker:
         self.declare_local(inner, e, e.var, et, e.span)
         if e.cond is not None:
             self.expect(e.cond, inner, ctx, T.BOOL)
-        if e.func in ("sum", "min", "max"):
-            self.expect(e.elem, inner, ctx, T.INT)
-            return T.INT
-        if e.func in ("any", "all"):
-            self.expect(e.elem, inner, ctx, T.BOOL)
-            return T.BOOL
-        if e.func == "count":
-            self.expect(e.elem, inner, ctx, T.BOOL)
-            return T.INT
+        elem, result = AGGREGATES[e.func]
+        if result is not None:
+            self.expect(e.elem, inner, ctx, elem)
+            return result
         return T.opt(self.infer(e.elem, inner, ctx))  # first
 
 

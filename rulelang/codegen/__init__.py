@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import inspect
 import json
 import os
 import re
@@ -14,32 +13,22 @@ from pathlib import Path
 
 import jinja2
 
-from rulelang import runtime
 from rulelang import types as T
-from rulelang.check import Program
-from rulelang.codegen.emitter import Ctx, Emitter, ident, slot_attr
+from rulelang.codegen.emitter import Emitter
+from rulelang.codegen.helpers import helpers_for
+from rulelang.codegen.support import Ctx, ident, slot_attr
+from rulelang.consts import Constants
 from rulelang.lower import ChanceAt, ChooseAt, binding_nodes, lower
+from rulelang.program import Program
 
 __all__ = ["compile_program", "load_compiled", "cache_dir"]
 
 _MARK = re.compile(r"# rules:(\d+)\s*$")
+_HELPERS_MARK = "# (runtime helpers go here)"
 
 
 def _read(name: str) -> str:
     return resources.files("rulelang.codegen").joinpath(name).read_text(encoding="utf-8")
-
-
-def _prelude() -> str:
-    text = _read("prelude.py")
-    # Drop the module docstring and the __future__ import: the module has its own header.
-    body = text.split('"""', 2)[2]
-    text = "\n".join(line for line in body.splitlines()
-                      if not line.startswith("from __future__")).strip() + "\n"
-    # Helpers whose one definition lives in rulelang.runtime are copied in by source.
-    for fn in (runtime.path_cost,):
-        src = inspect.getsource(fn).replace(f"def {fn.__name__}(", f"def _{fn.__name__}(", 1)
-        text += "\n\n" + src
-    return text
 
 
 def _environment() -> jinja2.Environment:
@@ -100,7 +89,7 @@ def _flow_bindings(program: Program) -> list:
 def _copy_code(t: T.Type, src: str) -> str:
     """Code copying a value of type t (lists are the only mutable values)."""
     if t.kind in ("opt", "any", "none") and T.strip(t).kind in ("list", "array"):
-        return f"_deep({src})"  # may be none
+        return f"deep_copy({src})"  # may be none
     t = T.strip(t)
     if t.kind not in ("list", "array"):
         return src
@@ -109,16 +98,15 @@ def _copy_code(t: T.Type, src: str) -> str:
         return f"{src}[:]"
     if T.strip(elem.elem).kind not in ("list", "array"):
         return f"[x[:] for x in {src}]"
-    return f"_deep({src})"
+    return f"deep_copy({src})"
 
 
-def compile_program(program: Program, game=None) -> str:
+def compile_program(program: Program, consts: Constants | None = None) -> str:
     """Generate the engine module for a checked program (one variant, one parameter set)."""
     from rulelang import __version__
-    from rulelang.interpreter import Game
 
     low = lower(program)
-    consts = game if game is not None else Game(program)
+    consts = consts if consts is not None else Constants(program)
     em = Emitter(program, low, consts)
 
     constants: list[str] = []
@@ -129,15 +117,16 @@ def compile_program(program: Program, game=None) -> str:
             constants.append(f"_F_{ident(name)}_{i} = {em.literal(vals, T.list_of(_ft))}")
         if info.grid is not None:
             nb = consts.neighbors[name]
-            constants.append(f"_NB_{ident(name)} = {_safe_repr([list(x) for x in nb])}")
+            constants.append(f"NEIGHBORS_{ident(name)} = {_safe_repr([list(x) for x in nb])}")
             masks = [sum(1 << j for j in x) for x in nb]
-            constants.append(f"_NBM_{ident(name)} = {_safe_repr(tuple(masks))}")
+            constants.append(f"NEIGHBOR_MASKS_{ident(name)} = {_safe_repr(tuple(masks))}")
     for name in program.graphs:
         adj = consts.graphs[name]
-        constants.append(f"_G_{ident(name)} = {_safe_repr(adj)}")
-        constants.append(f"_GN_{ident(name)} = {_safe_repr([[v for v, _w in x] for x in adj])}")
+        constants.append(f"GRAPH_{ident(name)} = {_safe_repr(adj)}")
+        constants.append(f"GRAPH_NEIGHBORS_{ident(name)} = "
+                         f"{_safe_repr([[v for v, _w in x] for x in adj])}")
         costs = {(a, b): w for a, x in enumerate(adj) for b, w in x}
-        constants.append(f"_GE_{ident(name)} = {_safe_repr(costs)}")
+        constants.append(f"EDGE_COSTS_{ident(name)} = {_safe_repr(costs)}")
     for name, d in program.consts.items():
         t = T.strip(em.t(d.value)) if d.value in program.types else None
         ct = em.p.types.get(d.value, t)
@@ -184,7 +173,7 @@ def compile_program(program: Program, game=None) -> str:
             target = target.elem
         value = em.conv(v.init, Ctx(), target)
         if sizes:
-            value = f"_fill({value}, ({', '.join(sizes)},))"
+            value = f"filled({value}, ({', '.join(sizes)},))"
         init.append(f"s.v_{ident(v.name)} = {value}  # rules:{v.span.line}")
     init = init or ["pass"]
 
@@ -232,7 +221,7 @@ def compile_program(program: Program, game=None) -> str:
         game_name=program.name, version=__version__, source_name=program.filename,
         source_digest=program.digest, variant=program.variant,
         params_text=json.dumps(params_shown, sort_keys=True),
-        prelude=_prelude(), min_players=program.min_players, max_players=program.max_players,
+        helpers=_HELPERS_MARK, min_players=program.min_players, max_players=program.max_players,
         variants=tuple(program.variants), params=params_shown,
         end_actions=tuple(sorted(program.end_actions)), constants=constants,
         locations=sorted(((v, k) for k, v in em.where.items()), key=lambda x: int(x[0][2:])),
@@ -243,6 +232,8 @@ def compile_program(program: Program, game=None) -> str:
         clone=clone, clone_fns=clone_fns, clone_table=clone_table,
         local_attrs=tuple(local_attrs), score=score_lines,
         tiebreak=tiebreak_lines)
+    # The runtime helpers this module calls, and only those, copied from rulelang.runtime.
+    text = text.replace(_HELPERS_MARK, helpers_for(text).rstrip("\n"), 1)
     return text + _line_map(text)
 
 
@@ -261,9 +252,13 @@ def _line_map(text: str) -> str:
 
 
 def _codegen_fingerprint() -> str:
+    """Digest of the whole package's source: every stage shapes the generated code."""
     h = hashlib.sha256()
-    for name in ("emitter.py", "prelude.py", "__init__.py", "templates/engine.py.j2"):
-        h.update(_read(name).encode("utf-8"))
+    root = Path(__file__).resolve().parent.parent
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".j2", ".lark", ".tables"):
+            h.update(str(path.relative_to(root)).encode("utf-8") + b"\0")
+            h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
 
