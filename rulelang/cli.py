@@ -202,6 +202,8 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
     default=None,
     help="Write the summary as JSON to this file ('-' for standard output).",
 )
+@click.option("--report", "report_out", type=click.Path(dir_okay=False), default=None,
+              help="Write a self-contained HTML report with plots (needs the 'report' extra).")
 @click.pass_context
 def simulate(
     ctx: click.Context,
@@ -218,6 +220,7 @@ def simulate(
     records_dir: str | None,
     digest_every: int,
     json_out: str | None,
+    report_out: str | None,
 ) -> None:
     """Play games of FILE and report throughput, game length, wins and scores."""
     from rulelang.workbench import cliutil
@@ -226,6 +229,7 @@ def simulate(
     rules_errors, _ = _engine_errors()
     players, seats = cliutil.parse_players(players_opt, cliutil.parse_bot_options(bot_opts))
     json_target = cliutil.Output(json_out, "the summary")
+    report_target = cliutil.report_output(report_out)
     try:
         with cliutil.progress_bar("simulating", games) as on_progress:
             summary = sim.simulate(
@@ -257,6 +261,10 @@ def simulate(
     for warning in summary.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
     json_target.write_json(summary)
+    if report_out is not None:
+        from rulelang.workbench.report import simulate_report
+
+        report_target.write(simulate_report(summary))
 
 
 def render_summary(summary: dict[str, Any]) -> list[Any]:

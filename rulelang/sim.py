@@ -477,6 +477,20 @@ def describe(values: Sequence[float]) -> dict[str, float]:
     }
 
 
+def histogram(values: Sequence[int], max_bins: int = 20) -> dict[str, list[int]]:
+    """Counts of integer values in at most `max_bins` equal integer-width bins: `edges[k]` <=
+    v < `edges[k + 1]` (integers only, so the same on every platform)."""
+    if not values:
+        return {"edges": [], "counts": []}
+    lo, hi = min(values), max(values)
+    width = -(-(hi - lo + 1) // max_bins)
+    bins = -(-(hi - lo + 1) // width)
+    counts = [0] * bins
+    for v in values:
+        counts[(v - lo) // width] += 1
+    return {"edges": [lo + k * width for k in range(bins + 1)], "counts": counts}
+
+
 def summarize(results: Sequence[GameResult], num_players: int) -> dict[str, Any]:
     """Aggregate per-game results (in game-index order) into the deterministic summary."""
     n = len(results)
@@ -502,6 +516,7 @@ def summarize(results: Sequence[GameResult], num_players: int) -> dict[str, Any]
     return {
         "games": n,
         "length": describe([res.decisions for res in results]),
+        "length_histogram": histogram([res.decisions for res in results]),
         "chance_events": describe([res.chance_events for res in results]),
         "decisions_total": sum(res.decisions for res in results),
         "seats": seats,

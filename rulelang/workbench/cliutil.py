@@ -106,6 +106,18 @@ class Output:
         self.write(json.dumps(data, indent=2) + "\n")
 
 
+def report_output(path: str | None) -> Output:
+    """An --report target, checked (writable, matplotlib installed) before any game is played."""
+    target = Output(path, "the report")
+    if path is not None:
+        if path == "-":
+            raise click.UsageError("--report needs a file name")
+        from rulelang.workbench.report import require_matplotlib
+
+        require_matplotlib()
+    return target
+
+
 @contextlib.contextmanager
 def progress_bar(label: str, total: int) -> Iterator[Callable[[int, int], None]]:
     """A rich progress bar on stderr, shown only on a terminal; yields the progress callback."""

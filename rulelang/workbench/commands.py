@@ -64,6 +64,14 @@ def _seats_option(bots_text: str | None, players: int | None, bot_opts: tuple[st
     return count, kinds
 
 
+def _write_report(target: cliutil.Output, maker: str, result: dict[str, Any]) -> None:
+    if target.path is None:
+        return
+    from rulelang.workbench import report
+
+    target.write(getattr(report, maker)(result))
+
+
 _BOT_HELP = ("Seat kinds: random, greedy, mcts, mcts@ITERATIONS, mcts@SECONDSs, "
              "module:function or a --bot name; one kind for every seat or one per seat.")
 
@@ -88,6 +96,9 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
                      help="Register a policy function as a seat kind (repeatable)."),
         click.option("--json", "json_out", type=click.Path(dir_okay=False, allow_dash=True),
                      default=None, help="Write the result as JSON ('-' for standard output)."),
+        click.option("--report", "report_out", type=click.Path(dir_okay=False), default=None,
+                     help="Write a self-contained HTML report with plots (needs the 'report' "
+                          "extra)."),
     ]
     for opt in reversed(options):
         func = opt(func)
@@ -117,7 +128,8 @@ def compare(ctx: click.Context, file: str, players: int | None, bots_text: str |
             variant: str | None, defines: dict[str, Any], a_variant: str | None,
             b_variant: str | None, a_defines: dict[str, Any], b_defines: dict[str, Any],
             games: int, seed: int, backend: str, jobs: str,
-            batch: int | None, bot_opts: tuple[str, ...], json_out: str | None) -> None:
+            batch: int | None, bot_opts: tuple[str, ...], json_out: str | None,
+            report_out: str | None) -> None:
     """Compare two arms of FILE (variant and -A / -B values) on the same seeds.
 
     Reports paired differences (B - A) with 95% intervals and says which are significant.
@@ -132,6 +144,7 @@ def compare(ctx: click.Context, file: str, players: int | None, bots_text: str |
         raise click.UsageError("the two arms are the same: give -A/-B values or "
                                "--a-variant/--b-variant")
     json_target = cliutil.Output(json_out, "the comparison")
+    report_target = cliutil.report_output(report_out)
     loader = _ctx_loader(ctx)
 
     def job() -> dict[str, Any]:
@@ -149,6 +162,7 @@ def compare(ctx: click.Context, file: str, players: int | None, bots_text: str |
         for w in result["warnings"][arm]:
             click.echo(f"warning (arm {arm.upper()}): {w}", err=True)
     json_target.write_json(result)
+    _write_report(report_target, "compare_report", result)
 
 
 def _ci(iv: dict[str, Any], pct: bool = False) -> str:
@@ -198,7 +212,8 @@ def render_compare(result: dict[str, Any]) -> list[Any]:
 def tournament(ctx: click.Context, file: str, bots_text: str, players: int | None,
                variant: str | None, defines: dict[str, Any], games: int, seed: int,
                backend: str, jobs: str, batch: int | None,
-               bot_opts: tuple[str, ...], json_out: str | None) -> None:
+               bot_opts: tuple[str, ...], json_out: str | None,
+            report_out: str | None) -> None:
     """Seat-rotated games between bots: win rates with intervals, pairwise results, Elo."""
     from rulelang.workbench.compare import tournament as run_tournament
 
@@ -206,6 +221,7 @@ def tournament(ctx: click.Context, file: str, bots_text: str, players: int | Non
     kinds = kinds or []
     n = players or len(kinds)
     json_target = cliutil.Output(json_out, "the tournament")
+    report_target = cliutil.report_output(report_out)
     loader = _ctx_loader(ctx)
 
     def job() -> dict[str, Any]:
@@ -220,6 +236,7 @@ def tournament(ctx: click.Context, file: str, bots_text: str, players: int | Non
     for w in result["warnings"]:
         click.echo(f"warning: {w}", err=True)
     json_target.write_json(result)
+    _write_report(report_target, "tournament_report", result)
 
 
 def render_tournament(result: dict[str, Any]) -> list[Any]:
@@ -246,7 +263,99 @@ def render_tournament(result: dict[str, Any]) -> list[Any]:
     return [head, table, pairs]
 
 
-COMMANDS = [compare, tournament]
+# ---------------------------------------------------------------------------- sweep
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--param", "axes_text", multiple=True, required=True,
+              metavar="NAME=LO..HI[:STEP] | NAME=V1,V2,...",
+              help="The parameter to sweep; give two for a grid.")
+@click.option("--players", "-p", type=click.IntRange(min=1), default=None,
+              help="Number of players (or give one kind per seat with --bots).")
+@click.option("--bots", "bots_text", default=None, help=_BOT_HELP)
+@click.option("--variant", default=None, help="Named variant declared in the file.")
+@click.option("-D", "defines", multiple=True, metavar="NAME=VALUE", callback=_defines,
+              help="Fixed parameter overrides (repeatable).")
+@_common
+@click.pass_context
+def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: int | None,
+          bots_text: str | None, variant: str | None, defines: dict[str, Any], games: int,
+          seed: int, backend: str, jobs: str, batch: int | None, bot_opts: tuple[str, ...],
+          json_out: str | None,
+            report_out: str | None) -> None:
+    """Sweep a parameter over a range (or a grid of two) with the same seeds at every point."""
+    from rulelang.workbench.sweep import parse_axis
+    from rulelang.workbench.sweep import sweep as run_sweep
+
+    n, seats = _seats_option(bots_text, players, bot_opts)
+    try:
+        axes = [parse_axis(a) for a in axes_text]
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--param") from None
+    if len(axes) > 2:
+        raise click.BadParameter("give one --param, or two for a grid", param_hint="--param")
+    json_target = cliutil.Output(json_out, "the sweep")
+    report_target = cliutil.report_output(report_out)
+    loader = _ctx_loader(ctx)
+    points = 1
+    for _name, values in axes:
+        points *= len(values)
+
+    def job() -> dict[str, Any]:
+        with cliutil.progress_bar("sweeping", points * games) as on_progress:
+            return run_sweep(file, n, games, seed, axes, seats=seats, variant=variant,
+                             params=defines, jobs=sim.resolve_jobs(jobs), backend=backend,
+                             loader=loader, progress=on_progress, batch=batch)
+
+    result = _run_guarded(job)
+    console = Console(highlight=False, stderr=json_target.to_stdout)
+    console.print(*render_sweep(result))
+    for row in result["points"]:
+        where = ", ".join(f"{k}={v}" for k, v in row["point"].items())
+        for w in row["warnings"]:
+            click.echo(f"warning ({where}): {w}", err=True)
+    json_target.write_json(result)
+    _write_report(report_target, "sweep_report", result)
+
+
+def _pm(iv: dict[str, Any], pct: bool = False) -> str:
+    lo, hi = iv["ci95"]
+    half = (hi - lo) / 2 if hi != float("inf") else float("inf")
+    if pct:
+        return f"{100 * iv['mean']:.1f}% ± {100 * half:.1f}"
+    return f"{iv['mean']:.4g} ± {half:.2g}"
+
+
+def sweep_columns(result: dict[str, Any]) -> list[str]:
+    """The measures a sweep table shows, in order."""
+    first = result["points"][0]["measures"]
+    cols = ["wins seat 0", "length (decisions)"]
+    cols += [c for c in ("rounds played", "winner's margin", "lead changes") if c in first]
+    cols += [c for c in first if c.startswith("metric ")]
+    return cols
+
+
+def render_sweep(result: dict[str, Any]) -> list[Any]:
+    head = Text()
+    head.append(result["game"], style="bold")
+    head.append(f"  {result['players']} players ({','.join(result['seats'])}), "
+                f"{result['games']} games per point (same seeds), seed {result['seed']}")
+    names = [a["name"] for a in result["axes"]]
+    table = Table(title="Means with 95% intervals", title_justify="left")
+    for name in names:
+        table.add_column(name, justify="right")
+    cols = sweep_columns(result)
+    for c in cols:
+        table.add_column(c, justify="right")
+    for row in result["points"]:
+        cells = [str(row["point"][n]) for n in names]
+        cells += [_pm(row["measures"][c], c.startswith("wins")) for c in cols]
+        table.add_row(*cells)
+    return [head, table]
+
+
+COMMANDS = [compare, tournament, sweep]
 
 
 # ---------------------------------------------------------------------------- describe

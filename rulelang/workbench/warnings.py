@@ -33,11 +33,14 @@ def warnings_for(game: Any, results: Sequence[Any], seats: Sequence[str] | None 
                 for v in ended:
                     counts[v] = counts.get(v, 0) + 1
                 spread = ", ".join(f"{c} in {var} {v}" for v, c in sorted(counts.items()))
+                random_only = not seats or all(s == "random" for s in seats)
+                advice = ("with random players this usually means they play badly (try greedy "
+                          "or mcts seats)" if random_only else
+                          "check that this is how the game goes with these players")
                 out.append(
                     f"{len(early)} of {len(ended)} games ended before the last {var} "
                     f"({param} = {last}): {spread}. The statistics describe these short games; "
-                    "with random players this usually means the bots play badly (try "
-                    "--players with greedy or mcts)."
+                    f"{advice}."
                 )
     tracked = [r.stats for r in results if r.stats is not None]
     if tracked:
