@@ -181,6 +181,8 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
 @_common_game_options
 @click.option("--jobs", "-j", default="1", show_default=True,
               help="Worker processes, or 'auto' for every core.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run the games on this Dask scheduler (needs the 'dask' extra).")
 @click.option("--batch", type=click.IntRange(min=1), default=None,
               help="Games per task sent to a worker (results do not depend on it).")
 @click.option("--bot", "bot_opts", multiple=True, metavar="[NAME=]MODULE:FUNCTION",
@@ -215,6 +217,7 @@ def simulate(
     defines: dict[str, Any],
     backend: str,
     jobs: str,
+    scheduler: str | None,
     batch: int | None,
     bot_opts: tuple[str, ...],
     records_dir: str | None,
@@ -245,6 +248,7 @@ def simulate(
                 progress=on_progress,
                 loader=load,
                 seats=seats,
+                scheduler=scheduler,
                 batch=batch,
                 digest_every=digest_every,
             )

@@ -679,12 +679,14 @@ def run_games(
 ) -> list[GameResult]:
     """Play games 0..games-1 of `spec`, in game order whatever the jobs, scheduler and batch.
 
-    jobs == 1 plays here; jobs > 1 uses a local process pool. (`scheduler`, a Dask scheduler
-    address, is reserved for the planned Dask scale-out and refused for now.)
+    jobs == 1 plays here; jobs > 1 uses a local process pool; `scheduler` (a Dask scheduler
+    address) sends the batches to a Dask cluster instead (rulelang.workbench.scale).
     Ctrl-C stops the pool at once: the workers ignore SIGINT and the parent terminates them.
     """
     if scheduler is not None:
-        raise ValueError("running on a Dask scheduler is not implemented yet")
+        from rulelang.workbench.scale import dask_run
+
+        return dask_run(spec, games, scheduler, batch=batch, progress=progress)
     results: list[GameResult] = []
     if progress is not None:
         progress(0, games)

@@ -428,3 +428,119 @@ def test_workers_die_with_their_parent(tmp_path: Path) -> None:
     for w in alive:
         os.kill(w, signal.SIGKILL)
     assert alive == []
+
+
+# ---------------------------------------------------------------------------- sweep
+
+
+def test_sweep_axes_parse() -> None:
+    from rulelang.workbench.sweep import parse_axis
+
+    assert parse_axis("tokens=5..9:2") == ("tokens", [5, 7, 9])
+    assert parse_axis("x=true,false") == ("x", [True, False])
+    with pytest.raises(ValueError, match="empty sweep range"):
+        parse_axis("tokens=5..3")
+    with pytest.raises(ValueError, match="expected NAME="):
+        parse_axis("tokens")
+
+
+def test_sweep_uses_the_same_seeds_at_every_point() -> None:
+    from rulelang.workbench.sweep import sweep
+
+    result = sweep(NIM, 2, 8, 4, [("tokens", [4, 5, 8])], seats=["mcts@200", "random"])
+    taken = [p["measures"]["metric tokens_taken"]["mean"] for p in result["points"]]
+    assert taken == [4.0, 5.0, 8.0]
+    # A multiple of 4 is a loss for the first player against perfect play; the others are wins.
+    wins = [p["measures"]["wins seat 0"]["mean"] for p in result["points"]]
+    assert wins[1] == 1.0
+    out = run(["sweep", CARDS, "-p", "2", "--param", "hand=1..3", "--param", "bonus=0,5",
+               "-n", "4", "--json", "-"])
+    assert out.exit_code == 0, out.output
+    grid = json.loads(out.stdout)
+    assert [p["point"] for p in grid["points"]] == [
+        {"hand": h, "bonus": b} for h in (1, 2, 3) for b in (0, 5)]
+    bad = run(["sweep", CARDS, "-p", "2", "--param", "hand=0..3", "-n", "4"])
+    assert bad.exit_code == 2 and "E040" in bad.stderr
+
+
+# ---------------------------------------------------------------------------- reports
+
+
+def _chromium() -> str | None:
+    import shutil
+
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _render(browser: str, page: Path) -> str:
+    out = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
+         "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120)
+    return out.stdout
+
+
+def test_reports_are_written_for_every_command(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    jobs = {
+        "simulate": ["simulate", CARDS, "-p", "2", "-n", "10"],
+        "compare": ["compare", CARDS, "-p", "2", "-n", "10", "--b-variant", "rich"],
+        "sweep": ["sweep", NIM, "-p", "2", "--param", "tokens=3..6", "-n", "4"],
+        "tournament": ["tournament", NIM, "--bots", "greedy,random", "-n", "4"],
+    }
+    for name, args in jobs.items():
+        page = tmp_path / f"{name}.html"
+        out = run([*args, "--report", page])
+        assert out.exit_code == 0, out.output
+        text = page.read_text()
+        assert text.startswith("<!DOCTYPE html>")
+        assert text.count('src="data:image/png;base64,') >= 1, name
+        assert "http://" not in text and "https://" not in text  # self-contained
+    assert "Paired differences" in (tmp_path / "compare.html").read_text()
+    bad = run(["simulate", CARDS, "-p", "2", "-n", "3", "--report", tmp_path / "no" / "r.html"])
+    assert bad.exit_code == 2 and "cannot write the report" in bad.stderr
+
+
+@pytest.mark.skipif(_chromium() is None, reason="needs a headless Chromium (apt install chromium)")
+def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    page = tmp_path / "compare.html"
+    out = run(["compare", CARDS, "-p", "2", "-n", "10", "--b-variant", "rich", "--report",
+               page])
+    assert out.exit_code == 0, out.output
+    dom = _render(_chromium(), page)
+    assert '<body data-images="ok" data-image-count="2">' in dom
+    assert "<h2>Paired differences</h2>" in dom
+
+
+# ---------------------------------------------------------------------------- Dask
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
+
+
+def test_dask_gives_the_same_results_as_the_local_pool(dask_cluster: str) -> None:
+    strip = lambda s: {k: v for k, v in s.items() if k != "timing"}  # noqa: E731
+    local = sim.simulate(ACQUIRE, 3, 24, seed=6, backend="compiled")
+    for batch in (None, 5):
+        remote = sim.simulate(ACQUIRE, 3, 24, seed=6, backend="compiled",
+                              scheduler=dask_cluster, batch=batch)
+        assert strip(remote) == strip(local)
+    bots_local = sim.simulate(CARDS, 3, 10, seed=1, seats=["mcts@10", "greedy", "random"])
+    bots_remote = sim.simulate(CARDS, 3, 10, seed=1, seats=["mcts@10", "greedy", "random"],
+                               scheduler=dask_cluster, batch=3)
+    assert strip(bots_local) == strip(bots_remote)
+    out = run(["compare", NIM, "-p", "2", "-n", "6", "-B", "tokens=11", "--scheduler",
+               dask_cluster, "--json", "-"])
+    assert out.exit_code == 0, out.output
+    here = run(["compare", NIM, "-p", "2", "-n", "6", "-B", "tokens=11", "--json", "-"])
+    assert json.loads(out.stdout)["rows"] == json.loads(here.stdout)["rows"]

@@ -90,6 +90,8 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True),
         click.option("--jobs", "-j", default="1", show_default=True,
                      help="Worker processes, or 'auto' for every core."),
+        click.option("--scheduler", default=None, metavar="ADDRESS",
+                     help="Run on this Dask scheduler (needs the 'dask' extra)."),
         click.option("--batch", type=click.IntRange(min=1), default=None,
                      help="Games per task sent to a worker."),
         click.option("--bot", "bot_opts", multiple=True, metavar="[NAME=]MODULE:FUNCTION",
@@ -127,7 +129,7 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
 def compare(ctx: click.Context, file: str, players: int | None, bots_text: str | None,
             variant: str | None, defines: dict[str, Any], a_variant: str | None,
             b_variant: str | None, a_defines: dict[str, Any], b_defines: dict[str, Any],
-            games: int, seed: int, backend: str, jobs: str,
+            games: int, seed: int, backend: str, jobs: str, scheduler: str | None,
             batch: int | None, bot_opts: tuple[str, ...], json_out: str | None,
             report_out: str | None) -> None:
     """Compare two arms of FILE (variant and -A / -B values) on the same seeds.
@@ -151,7 +153,8 @@ def compare(ctx: click.Context, file: str, players: int | None, bots_text: str |
         with cliutil.progress_bar("comparing", 2 * games) as on_progress:
             return run_compare(file, n, games, seed, arm_a, arm_b, seats=seats,
                                jobs=sim.resolve_jobs(jobs), backend=backend, loader=loader,
-                               progress=on_progress, batch=batch)
+                               progress=on_progress, scheduler=scheduler,
+                               batch=batch)
 
     result = _run_guarded(job)
     console = Console(highlight=False, stderr=json_target.to_stdout)
@@ -211,7 +214,7 @@ def render_compare(result: dict[str, Any]) -> list[Any]:
 @click.pass_context
 def tournament(ctx: click.Context, file: str, bots_text: str, players: int | None,
                variant: str | None, defines: dict[str, Any], games: int, seed: int,
-               backend: str, jobs: str, batch: int | None,
+               backend: str, jobs: str, scheduler: str | None, batch: int | None,
                bot_opts: tuple[str, ...], json_out: str | None,
             report_out: str | None) -> None:
     """Seat-rotated games between bots: win rates with intervals, pairwise results, Elo."""
@@ -228,7 +231,8 @@ def tournament(ctx: click.Context, file: str, bots_text: str, players: int | Non
         with cliutil.progress_bar("tournament", games) as on_progress:
             return run_tournament(file, n, games, seed, kinds, variant=variant,
                                   params=defines, jobs=sim.resolve_jobs(jobs), backend=backend,
-                                  loader=loader, progress=on_progress, batch=batch)
+                                  loader=loader, progress=on_progress, scheduler=scheduler,
+                               batch=batch)
 
     result = _run_guarded(job)
     console = Console(highlight=False, stderr=json_target.to_stdout)
@@ -281,7 +285,8 @@ def render_tournament(result: dict[str, Any]) -> list[Any]:
 @click.pass_context
 def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: int | None,
           bots_text: str | None, variant: str | None, defines: dict[str, Any], games: int,
-          seed: int, backend: str, jobs: str, batch: int | None, bot_opts: tuple[str, ...],
+          seed: int, backend: str, jobs: str, scheduler: str | None, batch: int | None,
+          bot_opts: tuple[str, ...],
           json_out: str | None,
             report_out: str | None) -> None:
     """Sweep a parameter over a range (or a grid of two) with the same seeds at every point."""
@@ -306,7 +311,8 @@ def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: in
         with cliutil.progress_bar("sweeping", points * games) as on_progress:
             return run_sweep(file, n, games, seed, axes, seats=seats, variant=variant,
                              params=defines, jobs=sim.resolve_jobs(jobs), backend=backend,
-                             loader=loader, progress=on_progress, batch=batch)
+                             loader=loader, progress=on_progress, scheduler=scheduler,
+                               batch=batch)
 
     result = _run_guarded(job)
     console = Console(highlight=False, stderr=json_target.to_stdout)
