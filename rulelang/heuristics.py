@@ -1,10 +1,13 @@
 """Rules-declared heuristics (`heuristic p => expr`) and metrics (`metric NAME = expr`).
 
 The back ends do not compile these declarations: they are read only by the workbench. On the
-interpreter they are evaluated on the state itself. On a compiled engine the workbench copies
-the state's variables (`to_json()["vars"]`, the engine protocol) into an interpreter state of
-the same checked program and evaluates there; both expressions are pure and read only state
-variables and parameters, so the value is the same as on the compiled state.
+interpreter they are evaluated on the state itself. On a compiled engine:
+- a heuristic written as a call of a def, `heuristic p => net_worth(p)`, calls the engine's own
+  compiled function for that def (the fast route; engines compile every def);
+- otherwise the workbench copies the state's variables (`to_json()["vars"]`, the engine
+  protocol) into an interpreter state of the same checked program and evaluates there. Both
+  expressions are pure and read only state variables and parameters, so the value is the same
+  as on the compiled state.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from rulelang import ast
 
 
 class _Evaluator:
@@ -24,6 +29,21 @@ class _Evaluator:
         self.program = program
         self.igame = Game(program)
         self.proxies: dict[int, Any] = {}
+        self.compiled_def: Callable[..., int] | None = None
+
+    def bind_compiled(self, game: Any) -> None:
+        """Use the compiled engine's function for `heuristic p => some_def(p)`, if it has one."""
+        sd = self.program.heuristic
+        if sd is None:
+            return
+        e = sd.expr
+        if not (isinstance(e, ast.Call) and e.name in self.program.defs and len(e.args) == 1
+                and isinstance(e.args[0], ast.Name) and e.args[0].name == sd.var):
+            return
+        module = sys.modules.get(type(game).__module__)
+        fn = getattr(module, f"_d_{e.name}", None)
+        if callable(fn):
+            self.compiled_def = fn
 
     def _interp_state(self, state: Any) -> Any:
         if getattr(state, "game", None) is self.igame or type(state).__module__.startswith(
@@ -37,6 +57,9 @@ class _Evaluator:
         return proxy
 
     def heuristic(self, state: Any) -> list[int]:
+        fn = self.compiled_def
+        if fn is not None and not type(state).__module__.startswith("rulelang.interpreter"):
+            return [fn(state, p) for p in range(state.num_players)]
         sd = self.program.heuristic
         st = self._interp_state(state)
         return [st._score(sd, p) for p in range(state.num_players)]
@@ -82,6 +105,8 @@ def _evaluator(game: Any) -> _Evaluator | None:
     ev = None
     if program is not None and (program.heuristic is not None or program.metrics):
         ev = _Evaluator(program)
+        if getattr(game, "program", None) is None:
+            ev.bind_compiled(game)
     if d is not None:
         d["_rulelang_eval"] = ev
     return ev

@@ -544,3 +544,25 @@ def test_dask_gives_the_same_results_as_the_local_pool(dask_cluster: str) -> Non
     assert out.exit_code == 0, out.output
     here = run(["compare", NIM, "-p", "2", "-n", "6", "-B", "tokens=11", "--json", "-"])
     assert json.loads(out.stdout)["rows"] == json.loads(here.stdout)["rows"]
+
+
+def test_a_def_heuristic_runs_compiled_and_agrees_with_the_interpreter() -> None:
+    from rulelang.heuristics import _evaluator, declared_heuristic
+
+    compiled = rulelang.load(POLA, backend="compiled")
+    interp = rulelang.load(POLA, backend="interpreter")
+    assert _evaluator(compiled).compiled_def is not None  # heuristic p => standing(p)
+    hc, hi = declared_heuristic(compiled), declared_heuristic(interp)
+    import random
+
+    rng = random.Random(2)
+    sc, si = compiled.new_game(3), interp.new_game(3)
+    seen = set()
+    while not sc.is_terminal():
+        k = (bots.chance_index(rng, sc) if sc.current_player == rulelang.CHANCE
+             else rng.randrange(sc.num_choices()))
+        sc.apply_index(k)
+        si.apply_index(k)
+        assert hc(sc) == hi(si)
+        seen.update(hc(sc))
+    assert -100000 in seen and len(seen) > 5
