@@ -827,9 +827,10 @@ def check_seats(seats: Sequence[str] | None, players: int) -> tuple[str, ...] | 
 
 
 def degenerate_warnings(game: Any, results: Sequence[GameResult],
-                        seats: Sequence[str] | None = None) -> list[str]:
+                        seats: Sequence[str] | None = None,
+                        random_only: bool | None = None) -> list[str]:
     """Plain-language warnings when the games say little: most games ending early, or a seat
     that always takes the same action."""
     from rulelang.workbench.warnings import warnings_for
 
-    return warnings_for(game, results, seats)
+    return warnings_for(game, results, seats, random_only)

@@ -259,7 +259,9 @@ def tournament(
         "fair_share": 1.0 / players,
         "rows": rows,
         "pairs": pairs,
-        "warnings": sim.degenerate_warnings(game, results, None),
+        # Seats rotate, so the warnings cannot name a seat's bot.
+        "warnings": sim.degenerate_warnings(game, results, None,
+                                            random_only=all(b == "random" for b in bots)),
         "lengths": [r.decisions for r in results],
         "timing": {"elapsed_seconds": elapsed, "jobs": jobs},
     }

@@ -12,9 +12,11 @@ SAME_ACTION_SHARE = 0.95
 SAME_ACTION_MIN = 20
 
 
-def warnings_for(game: Any, results: Sequence[Any], seats: Sequence[str] | None = None
-                 ) -> list[str]:
-    """Warnings for a run's results (sim.GameResult), in a fixed order."""
+def warnings_for(game: Any, results: Sequence[Any], seats: Sequence[str] | None = None,
+                 random_only: bool | None = None) -> list[str]:
+    """Warnings for a run's results (sim.GameResult), in a fixed order. `seats` labels the
+    seats (None: unlabelled); `random_only` says whether every player was random (default:
+    from `seats`)."""
     from rulelang.sim import progress_counter
 
     out: list[str] = []
@@ -33,7 +35,8 @@ def warnings_for(game: Any, results: Sequence[Any], seats: Sequence[str] | None 
                 for v in ended:
                     counts[v] = counts.get(v, 0) + 1
                 spread = ", ".join(f"{c} in {var} {v}" for v, c in sorted(counts.items()))
-                random_only = not seats or all(s == "random" for s in seats)
+                if random_only is None:
+                    random_only = not seats or all(s == "random" for s in seats)
                 advice = ("with random players this usually means they play badly (try greedy "
                           "or mcts seats)" if random_only else
                           "check that this is how the game goes with these players")
