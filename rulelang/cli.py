@@ -6,7 +6,6 @@ import json
 import random
 import re
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
