@@ -26,6 +26,9 @@ COMMAND_LINE_DIAGNOSTICS = frozenset({"E018", "E019", "E026"})
 
 
 def for_rules_error(err: BaseException) -> int:
-    """USAGE when every diagnostic is about the command line, else RULES."""
-    codes = {d.code for d in getattr(err, "diagnostics", ())}
-    return USAGE if codes and codes <= COMMAND_LINE_DIAGNOSTICS else RULES
+    """USAGE when every diagnostic is about the command line (its code, or a value given with
+    -D, such as one outside a parameter's range), else RULES."""
+    diags = list(getattr(err, "diagnostics", ()))
+    on_command_line = [d.code in COMMAND_LINE_DIAGNOSTICS or d.span.file == "<command line>"
+                       for d in diags]
+    return USAGE if diags and all(on_command_line) else RULES

@@ -67,7 +67,8 @@ def rules(tmp_path) -> Path:
 @pytest.fixture
 def record(rules, tmp_path) -> Path:
     out = tmp_path / "records"
-    res = run("simulate", rules, "-p", "2", "-n", "1", "--seed", "5", "--records", out)
+    res = run("simulate", rules, "-p", "2", "-n", "1", "--seed", "5", "--records", out,
+              "--digest-every", "1")
     assert res.exit_code == 0, res.output
     return out / "game-000000.json"
 

@@ -14,7 +14,6 @@ from rulelang.codegen.support import (
     is_false,
     is_true,
     slot_attr,
-    strip_parens,
 )
 from rulelang.lower import (
     ChanceAt,
@@ -135,16 +134,16 @@ class DecisionPrinter:
         if dom.kind == "int":
             return lambda cc: self.ex(prm.domain, cc)
         if dom.kind == "set":
-            fnb = self.bits_fn(self.t(prm.domain))
 
             def dom_set(cc):
                 code = self.nn(prm.domain, cc)
-                return f"{fnb}[{code}]" if fnb == "SMALL_BITS" else f"bits({strip_parens(code)})"
+                return self.members(self.t(prm.domain), code)
             return dom_set
         if dom.kind == "list":
             # the members of the parameter's type that are in the list, in order (a none in
             # the list matches nothing)
-            return lambda cc: f"bits(mask_of_list({self.nn(prm.domain, cc)}))"
+            as_set = T.set_of(T.strip(self.t(prm.domain)).elem)
+            return lambda cc: self.members(as_set, f"mask_of_list({self.nn(prm.domain, cc)})")
         t = self.p.slot_types[self.p.slots[prm]]
         return lambda cc: self.domain(t)
 
@@ -224,7 +223,10 @@ class DecisionPrinter:
         if size is not None:
             # the (option, args) pairs of a one-parameter option, made once
             table = f"_K{self._pc}_{oi}"
-            self._tables.append(f"{table} = tuple(({oi}, (v,)) for v in range({size}))")
+            # bool values stay bools (False, True): they reach the state JSON as such
+            values = ("(False, True)" if self.p.slot_types[self.p.slots[opt.params[0]]].kind
+                      == "bool" else f"range({size})")
+            self._tables.append(f"{table} = tuple(({oi}, (v,)) for v in {values})")
             lines.append("    " * ind + f"out.append({table}[{names[0]}])")
         else:
             args = "(" + "".join(f"{n}, " for n in names) + ")"
@@ -288,7 +290,10 @@ class DecisionPrinter:
         masked = node.weight is None and dt.kind == "set"
         out.append("")
         out.append(f"def _p{pc}(s, acts, k):")
-        out.append(f"    v = {'kth_bit(acts, k)' if masked else 'acts[k][0]'}")
+        if masked and t.kind == "bool":
+            out.append("    v = BOOL_MEMBERS[acts][k]")
+        else:
+            out.append(f"    v = {'kth_bit(acts, k)' if masked else 'acts[k][0]'}")
         out.append(f"    s.{slot_attr(slot)} = v")
         out.append(f"    s.history.append({f'_S{pc}[v]' if t.kind == 'enum' else f'_s{pc}(v)'})")
         if node.seen_by is None:

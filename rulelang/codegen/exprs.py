@@ -116,14 +116,15 @@ class ExprPrinter:
             return "(False, True)"
         raise EmitError(f"no domain for {t}")
 
-    def bits_fn(self, set_type: T.Type) -> str:
-        """Members of a set value in ascending order: a table lookup for small enums."""
+    def members(self, set_type: T.Type, code: str) -> str:
+        """The members of a set value (a bit mask) in ascending order: a table lookup for small
+        enums, bools as bools."""
         elem = T.strip(set_type).elem
-        if elem is not None and elem.kind == "enum" and len(self.p.enums[elem.name].members) <= 8:
-            return "SMALL_BITS"
         if elem is not None and elem.kind == "bool":
-            return "SMALL_BITS"
-        return "bits"
+            return f"BOOL_MEMBERS[{code}]"
+        if elem is not None and elem.kind == "enum" and len(self.p.enums[elem.name].members) <= 8:
+            return f"SMALL_BITS[{code}]"
+        return f"bits({strip_parens(code)})"
 
     def iter_code(self, e, c: Ctx, snapshot: bool = False) -> str:
         ref = self.p.refs.get(e) if isinstance(e, ast.Name) else None
@@ -134,8 +135,7 @@ class ExprPrinter:
         code = self.nn(e, c)
         kind = T.strip(self.t(e)).kind
         if kind == "set":
-            fn = self.bits_fn(self.t(e))
-            return f"{fn}[{code}]" if fn == "SMALL_BITS" else f"bits({strip_parens(code)})"
+            return self.members(self.t(e), code)
         fresh = isinstance(e, _FRESH) or (
             isinstance(e, ast.Call) and self.p.refs[e][0] in ("def", "table"))
         if snapshot and not fresh:
@@ -416,6 +416,11 @@ class ExprPrinter:
     def location(self, e) -> str:
         """The location constant of an expression (for helpers that can fault)."""
         return self.L(e.span)
+
+    def known_int(self, code: str) -> int | None:
+        """The int a piece of code is known to denote (a literal, a folded constant), or None."""
+        value = const_of(code)
+        return value if type(value) is int else None
 
     def bare(self, code: str) -> str:
         return strip_parens(code)
