@@ -3,78 +3,29 @@
 from __future__ import annotations
 
 import difflib
-import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rulelang import ast
 from rulelang import types as T
 from rulelang.errors import Diagnostic, RulesError, Span
+from rulelang.program import PAUSES, EnumInfo, Program
+from rulelang.semantics import AGGREGATES, BINARY_OPS
+from rulelang.semantics import BUILTINS as BUILTIN_TABLE
 
-PAUSES = (ast.Choose, ast.Chance, ast.Run, ast.Finish)
-AGG_FUNCS = ("sum", "min", "max", "any", "all", "count", "first")
-# name -> (argument kinds, result); argument checks are done in _check_builtin.
-BUILTINS = ("len", "min", "max", "abs", "ceil_div", "round_up", "round_down", "neighbors",
-            "connected", "seats_from", "next_seat", "as_list", "path_cost", "edge_cost",
-            "graph_neighbors")
-RESERVED = {"players", "num_players", "int", "bool", "player"} | set(BUILTINS)
+AGG_FUNCS = tuple(AGGREGATES)
+# Names no declaration may take: the built-in names and every builtin of the semantics table
+# (read at each use, so a table entry is all a new builtin needs).
+BUILTINS = BUILTIN_TABLE
+_BUILTIN_NAMES = frozenset({"players", "num_players", "int", "bool", "player"})
+
+
+class _Reserved:
+    def __contains__(self, name: object) -> bool:
+        return name in _BUILTIN_NAMES or name in BUILTIN_TABLE
+
+
+RESERVED = _Reserved()
 MAX_DIAGNOSTICS = 100
-
-
-@dataclass
-class EnumInfo:
-    name: str
-    members: list[str]
-    fields: list[tuple[str, T.Type]]
-    member_args: list[tuple[ast.Expr, ...]]
-    span: Span
-    grid: tuple[int, int, list[str]] | None = None  # (first col, number of cols, row labels)
-
-
-@dataclass
-class Program:
-    """A checked .rules file: the AST plus the side tables both back ends read."""
-
-    filename: str
-    source: str
-    module: ast.Module
-    name: str = ""
-    min_players: int = 1
-    max_players: int = 1
-    variant: str | None = None
-    variants: dict[str, ast.VariantDecl] = field(default_factory=dict)
-    params: dict[str, ast.ParamDecl] = field(default_factory=dict)
-    param_types: dict[str, T.Type] = field(default_factory=dict)
-    param_exprs: dict[str, ast.Expr] = field(default_factory=dict)  # effective (variant applied)
-    param_values: dict[str, object] = field(default_factory=dict)  # -D overrides, typed values
-    enums: dict[str, EnumInfo] = field(default_factory=dict)
-    graphs: dict[str, ast.GraphDecl] = field(default_factory=dict)
-    consts: dict[str, ast.ConstDecl] = field(default_factory=dict)
-    tables: dict[str, ast.TableDecl] = field(default_factory=dict)
-    defs: dict[str, ast.DefDecl] = field(default_factory=dict)
-    phases: dict[str, ast.PhaseDecl] = field(default_factory=dict)
-    state_vars: list[ast.StateVar] = field(default_factory=list)
-    state_types: dict[str, T.Type] = field(default_factory=dict)
-    flow: ast.FlowDecl | None = None
-    score: ast.ScoreDecl | None = None
-    tiebreak: ast.ScoreDecl | None = None
-    types: dict[object, T.Type] = field(default_factory=dict)
-    refs: dict[object, tuple] = field(default_factory=dict)
-    slots: dict[object, str] = field(default_factory=dict)
-    slot_names: dict[str, str] = field(default_factory=dict)
-    slot_types: dict[str, T.Type] = field(default_factory=dict)
-    action_sigs: dict[str, tuple[T.Type, ...]] = field(default_factory=dict)
-    end_actions: frozenset[str] = frozenset()
-
-    field_types: dict[object, T.Type] = field(default_factory=dict)
-    def_ret: dict[str, T.Type] = field(default_factory=dict)
-    view: ast.ViewDecl | None = None  # the `view` section, checked by rulelang/view.py
-
-    def field_type(self, f: ast.Field) -> T.Type:
-        return self.field_types[f]
-
-    @property
-    def digest(self) -> str:
-        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
 
 
 @dataclass
@@ -153,7 +104,9 @@ class Checker:
             scope = _Scope()
             self.cur_runner = "<flow>"
             self.check_block(p.flow.body, scope, _Ctx())
-        for sd in (p.score, p.tiebreak):
+        for md in p.metrics.values():
+            self.expect(md.expr, _Scope(), _Ctx(pure=True), T.INT)
+        for sd in (p.score, p.tiebreak, p.heuristic):
             if sd is not None:
                 scope = _Scope()
                 scope.names[sd.var] = self.bind(sd, sd.var, T.PLAYER)
@@ -235,8 +188,13 @@ class Checker:
                     self.error("E011", "duplicate 'flow' block", d.span,
                                f"first defined at {p.flow.span}")
                 p.flow = d
+            elif isinstance(d, ast.MetricDecl):
+                if d.name in p.metrics:
+                    self.error("E011", f"duplicate metric '{d.name}'", d.span,
+                               f"first declared at {p.metrics[d.name].span}")
+                p.metrics[d.name] = d
             elif isinstance(d, ast.ScoreDecl):
-                slot = "score" if d.kind == "score" else "tiebreak"
+                slot = d.kind
                 if getattr(p, slot) is not None:
                     self.error("E011", f"duplicate '{d.kind}' declaration", d.span,
                                f"first declared at {getattr(p, slot).span}")
@@ -316,6 +274,16 @@ class Checker:
             if t.kind not in ("int", "bool", "enum"):
                 self.error("E012", "parameters must be int, bool or an enum", d.type.span)
             p.param_types[name] = t
+            if d.range is not None:
+                bounds = _literal_range(d.range)
+                if t.kind != "int" or bounds is None:
+                    self.error("E041", "a parameter range is 'int in LO..HI' with integer "
+                               "literals", d.range.span)
+                elif bounds[0] > bounds[1]:
+                    self.error("E041", f"empty parameter range {bounds[0]}..{bounds[1]}",
+                               d.range.span)
+                else:
+                    p.param_ranges[name] = bounds
         for info in p.enums.values():
             if info.grid is not None:
                 continue
@@ -369,6 +337,7 @@ class Checker:
             if name not in p.params:
                 close = difflib.get_close_matches(str(name), list(p.params), n=1)
                 notes = [f"did you mean '{close[0]}'?"] if close else []
+                notes.append("parameters: " + (", ".join(p.params) or "(none)"))
                 self.error("E018", f"unknown parameter '{name}'", Span("<command line>", 0, 0),
                            *notes)
                 continue
@@ -383,7 +352,27 @@ class Checker:
                 continue
             if t.kind == "enum":
                 value = p.enums[t.name].members.index(value)
+            else:  # plain values only: an IntEnum or a bool/str subclass must not reach code
+                value = bool(value) if t.kind == "bool" else int(value)
+            if not self.in_range(name, value, Span("<command line>", 0, 0), "-D"):
+                continue
             p.param_values[name] = value
+        # Literal defaults and variant values are checked against the range too.
+        for name, e in p.param_exprs.items():
+            if name in p.param_values:
+                continue
+            v = _literal_int(e)
+            if v is not None:
+                self.in_range(name, v, e.span, "value")
+
+    def in_range(self, name: str, value: object, span: Span, what: str) -> bool:
+        bounds = self.p.param_ranges.get(name)
+        if bounds is None or not isinstance(value, int) or bounds[0] <= value <= bounds[1]:
+            return True
+        lo, hi = bounds
+        self.error("E040", f"parameter '{name}' must be in {lo}..{hi}; {what} {value} is outside",
+                   span, f"declared at {self.p.params[name].span}")
+        return False
 
     def check_consts(self) -> None:
         p = self.p
@@ -423,6 +412,8 @@ class Checker:
                 continue
             for k, pt in zip(row.keys, ptypes):
                 if k.kind == "name":
+                    if pt.kind == "bool" and k.name in ("true", "false"):
+                        continue
                     if pt.kind != "enum" or k.name not in self.p.enums[pt.name].members:
                         self.error("E012", f"'{k.name}' is not a value of {pt}", k.span)
                 elif k.kind != "any" and pt.kind != "int":
@@ -952,45 +943,7 @@ class Checker:
         return T.ANY
 
     def infer_binop(self, e: ast.BinOp, scope, ctx, want) -> T.Type:
-        op = e.op
-        if op in ("and", "or"):
-            self.expect(e.left, scope, ctx, T.BOOL)
-            self.expect(e.right, scope, ctx, T.BOOL)
-            return T.BOOL
-        if op in ("in", "not in"):
-            ct = T.strip(self.infer(e.right, scope, ctx))
-            if ct.kind in ("set", "list"):
-                self.expect(e.left, scope, ctx, ct.elem)
-            else:
-                if ct.kind != "any":
-                    self.error("E012", f"'{op}' needs a set or list on the right, not {ct}",
-                               e.right.span)
-                self.infer(e.left, scope, ctx)
-            return T.BOOL
-        if op in ("==", "!="):
-            a = self.infer(e.left, scope, ctx)
-            b = self.infer(e.right, scope, ctx, a)
-            if T.join(a, b) is None:
-                self.error("E012", f"cannot compare {a} with {b}", e.span)
-            return T.BOOL
-        if op in ("<", "<=", ">", ">="):
-            a = T.strip(self.infer(e.left, scope, ctx))
-            b = T.strip(self.infer(e.right, scope, ctx))
-            mixed = a != b and "any" not in (a.kind, b.kind)
-            if mixed or a.kind not in ("int", "player", "enum", "any"):
-                self.error("E012", f"cannot order {a} and {b}", e.span)
-            return T.BOOL
-        # arithmetic: ints; '+' also joins lists and sets, '-' also removes from sets
-        a = T.strip(self.infer(e.left, scope, ctx, want))
-        if a.kind in ("set", "list") and op in ("+", "-"):
-            if a.kind == "list" and op == "-":
-                self.error("E012", "'-' is not defined on lists", e.span)
-            self.expect(e.right, scope, ctx, a)
-            return a
-        if not T.compatible(T.INT, a):
-            self.error("E012", f"'{op}' needs int operands, found {a}", e.left.span)
-        self.expect(e.right, scope, ctx, T.INT)
-        return T.INT
+        return BINARY_OPS[e.op].check(self, e, scope, ctx, want)
 
     def infer_call(self, e: ast.Call, scope, ctx) -> T.Type:
         p = self.p
@@ -1008,7 +961,7 @@ class Checker:
             return self.resolve_type(t.ret)
         if e.name in BUILTINS:
             p.refs[e] = ("builtin", e.name)
-            return self.check_builtin(e, scope, ctx)
+            return BUILTIN_TABLE[e.name].check(self, e, scope, ctx)
         if e.name in p.phases:
             self.error("E016", f"'{e.name}' is a phase; start it with 'run {e.name}(...)'",
                        e.span)
@@ -1029,85 +982,6 @@ class Checker:
                        else self.infer(a, scope, ctx))
         return got
 
-    def check_builtin(self, e: ast.Call, scope, ctx) -> T.Type:
-        n = e.name
-        if n == "len":
-            t = (self.call_args(e, [T.ANY], scope, ctx) or [T.ANY])[0]
-            if T.strip(t).kind not in ("set", "list", "any"):
-                self.error("E012", f"len() needs a set or list, not {t}", e.span)
-            return T.INT
-        if n in ("min", "max", "ceil_div", "round_up", "round_down"):
-            self.call_args(e, [T.INT, T.INT], scope, ctx)
-            return T.INT
-        if n == "abs":
-            self.call_args(e, [T.INT], scope, ctx)
-            return T.INT
-        if n in ("seats_from",):
-            self.call_args(e, [T.PLAYER], scope, ctx)
-            return T.list_of(T.PLAYER)
-        if n == "next_seat":
-            self.call_args(e, [T.PLAYER], scope, ctx)
-            return T.PLAYER
-        if n == "as_list":
-            got = self.call_args(e, [T.ANY], scope, ctx)
-            t = T.strip(got[0]) if got else T.ANY
-            if t.kind not in ("set", "list", "any"):
-                self.error("E012", f"as_list() needs a set or list, not {t}", e.span)
-                return T.ANY
-            return T.list_of(t.elem) if t.kind != "any" else T.ANY
-        if n in ("path_cost", "edge_cost", "graph_neighbors"):
-            return self.check_graph_builtin(e, scope, ctx)
-        if n in ("neighbors", "connected"):
-            got = self.call_args(e, [T.ANY] * (1 if n == "neighbors" else 2), scope, ctx)
-            ct = T.strip(got[0]) if got else T.ANY
-            if ct.kind != "enum" or self.p.enums[ct.name].grid is None:
-                if ct.kind != "any":
-                    self.error("E012", f"{n}() needs a grid cell, not {ct}", e.span)
-                return T.ANY
-            if n == "neighbors":
-                return T.list_of(ct)
-            if len(got) > 1 and not T.compatible(T.set_of(ct), got[1]):
-                self.error("E012", f"connected() needs a set<{ct}> as second argument",
-                           e.args[1].span)
-            return T.set_of(ct)
-        raise AssertionError(n)
-
-    def check_graph_builtin(self, e: ast.Call, scope, ctx) -> T.Type:
-        n = e.name
-        arity = {"path_cost": (3, 4), "edge_cost": (3, 3), "graph_neighbors": (2, 2)}[n]
-        if not arity[0] <= len(e.args) <= arity[1] or not e.args:
-            self.error("E013", f"'{n}' takes {arity[0]}"
-                       f"{'' if arity[0] == arity[1] else f' or {arity[1]}'} arguments, "
-                       f"got {len(e.args)}", e.span)
-            for a in e.args:
-                self.infer(a, scope, ctx)
-            return T.ANY
-        gt = self.infer(e.args[0], scope, ctx)
-        if gt.kind != "graph":
-            if gt.kind != "any":
-                self.error("E012", f"{n}() needs a graph as first argument, not {gt}",
-                           e.args[0].span)
-            for a in e.args[1:]:
-                self.infer(a, scope, ctx)
-            return T.ANY
-        node = T.enum(self.p.graphs[gt.name].node_type)
-        rest = e.args[1:]
-        if n == "path_cost":
-            src = self.infer(rest[0], scope, ctx)
-            if not (T.compatible(T.set_of(node), src) or T.compatible(T.list_of(node), src)):
-                self.error("E012", f"path_cost() needs a set or list of {node} to start from, "
-                           f"not {src}", rest[0].span)
-            self.expect(rest[1], scope, ctx, node)
-            if len(rest) > 2:
-                self.expect(rest[2], scope, ctx, T.set_of(node))
-            return T.opt(T.INT)
-        if n == "edge_cost":
-            self.expect(rest[0], scope, ctx, node)
-            self.expect(rest[1], scope, ctx, node)
-            return T.opt(T.INT)
-        self.expect(rest[0], scope, ctx, node)
-        return T.list_of(node)
-
     def infer_agg(self, e: ast.Agg, scope, ctx) -> T.Type:
         if e.func not in AGG_FUNCS:
             self.undefined("aggregate", e.func, e.span, AGG_FUNCS)
@@ -1117,15 +991,10 @@ class Checker:
         self.declare_local(inner, e, e.var, et, e.span)
         if e.cond is not None:
             self.expect(e.cond, inner, ctx, T.BOOL)
-        if e.func in ("sum", "min", "max"):
-            self.expect(e.elem, inner, ctx, T.INT)
-            return T.INT
-        if e.func in ("any", "all"):
-            self.expect(e.elem, inner, ctx, T.BOOL)
-            return T.BOOL
-        if e.func == "count":
-            self.expect(e.elem, inner, ctx, T.BOOL)
-            return T.INT
+        elem, result = AGGREGATES[e.func]
+        if result is not None:
+            self.expect(e.elem, inner, ctx, elem)
+            return result
         return T.opt(self.infer(e.elem, inner, ctx))  # first
 
 
@@ -1202,3 +1071,20 @@ def check(module: ast.Module, source: str, filename: str, variant: str | None = 
                 Diagnostic(last.code, last.message, last.span, (*last.notes, more))]
         raise RulesError(diags, source)
     return program
+
+
+def _literal_int(e: ast.Expr) -> int | None:
+    """The value of an integer literal, possibly negated, else None."""
+    if isinstance(e, ast.IntLit):
+        return e.value
+    if isinstance(e, ast.Neg) and isinstance(e.operand, ast.IntLit):
+        return -e.operand.value
+    return None
+
+
+def _literal_range(e: ast.Expr) -> tuple[int, int] | None:
+    """(lo, hi) of a `LO..HI` range of integer literals, else None."""
+    if not isinstance(e, ast.Range) or e.step is not None:
+        return None
+    lo, hi = _literal_int(e.lo), _literal_int(e.hi)
+    return None if lo is None or hi is None else (lo, hi)

@@ -5,24 +5,17 @@ from __future__ import annotations
 import json
 import re
 import sys
-import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
+from rulelang import exitcodes as X
 from rulelang import sim
 
 # The back end used by simulate, play and replay when --backend is not given.
@@ -30,7 +23,8 @@ DEFAULT_BACKEND = "compiled"
 BACKENDS = ("interpreter", "compiled")
 PLAYER_KINDS = ("human", "random")
 
-_INT_RE = re.compile(r"[+-]?\d+")
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_NUMBER_RE = re.compile(r"[0-9]+")
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -55,13 +49,21 @@ def _get_loader(ctx: click.Context) -> Callable[..., Any]:
     return load
 
 
+def _rules_fail(err: BaseException) -> NoReturn:
+    """Print a rules-level error and exit with its code (exitcodes: usage, rules or fault)."""
+    click.echo(_error_text(err), err=True)
+    from rulelang.errors import RulesRuntimeError
+
+    sys.exit(X.FAULT if isinstance(err, RulesRuntimeError) else X.for_rules_error(err))
+
+
 def _error_text(err: BaseException) -> str:
     lines = [str(err) or type(err).__name__]
     lines.extend(getattr(err, "__notes__", ()))
     return "\n".join(lines)
 
 
-def _fail(message: str, code: int = 2) -> NoReturn:
+def _fail(message: str, code: int) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
 
@@ -70,7 +72,10 @@ def parse_value(raw: str) -> int | bool | str:
     """A -D value: an int if it looks like one, true/false as bool, anything else a string."""
     text = raw.strip()
     if _INT_RE.fullmatch(text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # past Python's digit limit (4300 digits)
+            raise ValueError(f"integer too long ({len(text)} characters)") from None
     if text.lower() == "true":
         return True
     if text.lower() == "false":
@@ -87,16 +92,28 @@ def _parse_defines(
         name = name.strip()
         if not sep or not name:
             raise click.BadParameter(f"expected name=value, got {item!r}", ctx=ctx, param=param)
-        params[name] = parse_value(raw)
+        try:
+            params[name] = parse_value(raw)
+        except ValueError as err:
+            raise click.BadParameter(f"{name}: {err}", ctx=ctx, param=param) from None
     return params
 
 
 def _parse_players(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
-    kinds = [k.strip().lower() for k in value.split(",")]
-    bad = [k for k in kinds if k not in PLAYER_KINDS]
+    from rulelang import bots
+
+    kinds = [k.strip() for k in value.split(",")]
+    kinds = [k.lower() if ":" not in k else k for k in kinds]
+    bad = []
+    for k in kinds:
+        try:
+            bots.parse_spec(k, allow_human=True)
+        except bots.BotError:
+            bad.append(k)
     if bad or not kinds:
         raise click.BadParameter(
-            f"expected a comma-separated list of {'/'.join(PLAYER_KINDS)}, got {value!r}",
+            f"expected a comma-separated list of {'/'.join(PLAYER_KINDS)} (or greedy, mcts, "
+            f"mcts@N, module:function), got {value!r}",
             ctx=ctx,
             param=param,
         )
@@ -145,7 +162,7 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
     """Parse and check each FILE, in its base form and every declared variant."""
     load = _get_loader(ctx)
     rules_errors, _ = _engine_errors()
-    failed = 0
+    failed, worst = 0, X.OK
     for file in files:
         try:
             game = load(file, variant=None, params={}, backend=backend)
@@ -154,27 +171,37 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
         except rules_errors as err:
             click.echo(_error_text(err), err=True)
             failed += 1
+            code = X.for_rules_error(err) if hasattr(err, "diagnostics") else X.FAULT
+            worst = max(worst, code)
             continue
-        except OSError as err:
-            click.echo(f"error: cannot read {file}: {err.strerror or err}", err=True)
+        except (OSError, ValueError) as err:
+            text = err.strerror if isinstance(err, OSError) and err.strerror else err
+            click.echo(f"error: cannot read {file}: {text}" if isinstance(err, OSError)
+                       else f"error: {file}: {err}", err=True)
             failed += 1
-            continue
-        except ValueError as err:
-            click.echo(f"error: {file}: {err}", err=True)
-            failed += 1
+            worst = max(worst, X.RULES)
             continue
         click.echo(f"ok: {file} (game {game.name}, {len(game.variants)} variants)")
     if failed:
-        ctx.exit(1)
+        ctx.exit(worst)
 
 
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--players", "-p", type=int, required=True, help="Number of players.")
+@click.option("--players", "-p", "players_opt", required=True,
+              help="Number of players (all random), or one kind per seat: random, greedy, "
+                   "mcts, mcts@ITERATIONS, mcts@SECONDSs, module:function or a --bot name.")
 @click.option("--games", "-n", type=int, default=100, show_default=True)
 @click.option("--seed", "-s", type=int, default=0, show_default=True, help="Root seed.")
 @_common_game_options
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--jobs", "-j", default="1", show_default=True,
+              help="Worker processes, or 'auto' for every core.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run the games on this Dask scheduler (needs the 'dask' extra).")
+@click.option("--batch", type=click.IntRange(min=1), default=None,
+              help="Games per task sent to a worker (results do not depend on it).")
+@click.option("--bot", "bot_opts", multiple=True, metavar="[NAME=]MODULE:FUNCTION",
+              help="Register a policy function as a seat kind (repeatable).")
 @click.option(
     "--records",
     "records_dir",
@@ -182,57 +209,47 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
     default=None,
     help="Write one JSON game record per game into this directory.",
 )
+@click.option("--digest-every", type=click.IntRange(min=1), default=sim.RECORD_DIGEST_EVERY,
+              show_default=True, help="Records keep the state digest after every k-th action "
+                                      "and the last one (1 = after every action).")
 @click.option(
     "--json",
     "json_out",
-    type=click.Path(dir_okay=False),
+    type=click.Path(dir_okay=False, allow_dash=True),
     default=None,
-    help="Write the summary as JSON to this file.",
+    help="Write the summary as JSON to this file ('-' for standard output).",
 )
+@click.option("--report", "report_out", type=click.Path(dir_okay=False), default=None,
+              help="Write a self-contained HTML report with plots (needs the 'report' extra).")
 @click.pass_context
 def simulate(
     ctx: click.Context,
     file: str,
-    players: int,
+    players_opt: str,
     games: int,
     seed: int,
     variant: str | None,
     defines: dict[str, Any],
     backend: str,
-    jobs: int,
+    jobs: str,
+    scheduler: str | None,
+    batch: int | None,
+    bot_opts: tuple[str, ...],
     records_dir: str | None,
+    digest_every: int,
     json_out: str | None,
+    report_out: str | None,
 ) -> None:
-    """Play random games of FILE and report throughput, game length, wins and scores."""
+    """Play games of FILE and report throughput, game length, wins and scores."""
+    from rulelang.workbench import cliutil
+
     load = _get_loader(ctx)
     rules_errors, _ = _engine_errors()
-    err_console = Console(stderr=True)
-    progress_bar = Progress(
-        TextColumn("simulating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-        # No background refresh thread: worker processes must not be forked from a threaded
-        # process, so the bar is redrawn from the progress callback instead.
-        auto_refresh=False,
-    )
-    last_refresh = [0.0]
-
-    def on_progress(done: int, total: int) -> None:
-        progress_bar.update(task, completed=done, total=total)
-        now = time.monotonic()
-        if now - last_refresh[0] >= 0.1 or done == total:
-            last_refresh[0] = now
-            progress_bar.refresh()
-
+    players, seats = cliutil.parse_players(players_opt, cliutil.parse_bot_options(bot_opts))
+    json_target = cliutil.Output(json_out, "the summary")
+    report_target = cliutil.report_output(report_out)
     try:
-        with progress_bar:
-            task = progress_bar.add_task("games", total=games)
-
+        with cliutil.progress_bar("simulating", games) as on_progress:
             summary = sim.simulate(
                 file,
                 players,
@@ -240,24 +257,34 @@ def simulate(
                 seed,
                 variant=variant,
                 params=defines,
-                jobs=jobs,
+                jobs=sim.resolve_jobs(jobs),
                 backend=backend,
                 records_dir=records_dir,
                 progress=on_progress,
                 loader=load,
+                seats=seats,
+                scheduler=scheduler,
+                batch=batch,
+                digest_every=digest_every,
             )
+    except KeyboardInterrupt:
+        cliutil.interrupted()
     except rules_errors as err:
-        click.echo(_error_text(err), err=True)
-        sys.exit(2)
-    except (ValueError, OSError, sim.SimulationError) as err:
-        _fail(_error_text(err))
+        _rules_fail(err)
+    except ValueError as err:
+        _fail(_error_text(err), X.USAGE)
+    except (OSError, sim.SimulationError) as err:
+        _fail(_error_text(err), X.FAILURE)
 
-    Console(highlight=False).print(*render_summary(summary))
-    if json_out is not None:
-        try:
-            Path(json_out).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-        except OSError as err:
-            _fail(f"cannot write {json_out}: {err.strerror or err}")
+    # With --json -, standard output carries the JSON alone; the tables go to stderr.
+    Console(highlight=False, stderr=json_target.to_stdout).print(*render_summary(summary))
+    for warning in summary.get("warnings", ()):
+        click.echo(f"warning: {warning}", err=True)
+    json_target.write_json(summary)
+    if report_out is not None:
+        from rulelang.workbench.report import simulate_report
+
+        report_target.write(simulate_report(summary))
 
 
 def render_summary(summary: dict[str, Any]) -> list[Any]:
@@ -270,6 +297,8 @@ def render_summary(summary: dict[str, Any]) -> list[Any]:
         f"  {summary['players']} players, {summary['games']} games, seed {summary['seed']}, "
         f"backend {summary['backend']}, variant {summary['variant'] or '-'}, params {params}"
     )
+    if summary.get("seat_kinds"):
+        head.append(f", seats {','.join(summary['seat_kinds'])}")
 
     overview = Table(title="Throughput and game length", title_justify="left")
     overview.add_column("measure")
@@ -359,10 +388,11 @@ def play(
             session = Session(file, kinds, seed=seed, variant=variant, params=defines,
                               backend=backend, loader=test_loader)
     except rules_errors as exc:
-        click.echo(_error_text(exc), err=True)
-        sys.exit(2)
-    except (ValueError, OSError, KeyError) as exc:
-        _fail(_error_text(exc))
+        _rules_fail(exc)
+    except ValueError as exc:
+        _fail(_error_text(exc), X.USAGE)
+    except OSError as exc:
+        _fail(_error_text(exc), X.FAILURE)
 
     def write_record() -> None:
         if record_out is None:
@@ -371,17 +401,17 @@ def play(
             Path(record_out).write_text(json.dumps(session.record(file)) + "\n",
                                         encoding="utf-8")
         except OSError as exc:
-            _fail(f"cannot write {record_out}: {exc.strerror or exc}")
+            _fail(f"cannot write {record_out}: {exc.strerror or exc}", X.FAILURE)
 
     if tui:
         try:
             from rulelang.tui import run_tui
         except ImportError:
-            _fail("--tui needs the Textual extra: pip install 'rulelang[tui]'")
+            _fail("--tui needs the Textual extra: pip install 'rulelang[tui]'", X.USAGE)
         finished = run_tui(session, record_out)
         write_record()
         if not finished:
-            sys.exit(1)
+            sys.exit(X.FAILURE)
         for line in session.result_lines():
             console.print(Text(line))
         return
@@ -409,19 +439,20 @@ def play(
     except EndOfInput as exc:
         write_record()
         err.print(Text(f"\nerror: {exc}; game abandoned"))
-        sys.exit(1)
+        sys.exit(X.FAILURE)
     except KeyboardInterrupt:
         write_record()
-        err.print(Text("\ngame abandoned"))
-        sys.exit(1)
+        err.print(Text("\ninterrupted"))
+        sys.exit(X.INTERRUPTED)
     except rules_errors as exc:
+        # the record of the game so far (up to the faulty action) is still written
         write_record()
         click.echo(_error_text(exc), err=True)
-        sys.exit(2)
+        sys.exit(X.FAULT)
     write_record()
     if not finished:
         err.print(Text("game abandoned"))
-        sys.exit(1)
+        sys.exit(X.FAILURE)
 
 
 @cli.command()
@@ -440,16 +471,17 @@ def serve(file: str, kinds: list[str], seed: int | None, variant: str | None,
     try:
         from rulelang.web import serve as run_server
     except ImportError:
-        _fail("serve needs the web extra: pip install 'rulelang[web]'")
+        _fail("serve needs the web extra: pip install 'rulelang[web]'", X.USAGE)
     rules_errors, _ = _engine_errors()
     try:
         session = Session(file, kinds, seed=seed, variant=variant, params=defines,
                           backend=backend)
     except rules_errors as exc:
-        click.echo(_error_text(exc), err=True)
-        sys.exit(2)
-    except (ValueError, OSError) as exc:
-        _fail(_error_text(exc))
+        _rules_fail(exc)
+    except ValueError as exc:
+        _fail(_error_text(exc), X.USAGE)
+    except OSError as exc:
+        _fail(_error_text(exc), X.FAILURE)
     run_server(session, host=host, port=port)
 
 
@@ -457,12 +489,12 @@ def _read_record(path: str) -> dict[str, Any]:
     try:
         rec = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as err:
-        _fail(f"cannot read {path}: {err.strerror or err}")
-    except ValueError as err:
-        _fail(f"{path} is not valid JSON: {err}")
+        _fail(f"cannot read {path}: {err.strerror or err}", X.FAILURE)
+    except (ValueError, RecursionError) as err:
+        _fail(f"{path} is not valid JSON: {err}", X.RECORD)
     problem = _record_problem(rec)
     if problem:
-        _fail(f"{path} is not a rulelang game record: {problem}")
+        _fail(f"{path} is not a rulelang game record: {problem}", X.RECORD)
     return rec
 
 
@@ -476,26 +508,40 @@ def replay(ctx: click.Context, file: str, record: str, backend: str) -> None:
     load = _get_loader(ctx)
     rules_errors, illegal_action = _engine_errors()
     console = Console(highlight=False)
+
+    def bad(message: str) -> NoReturn:
+        _fail(message, X.RECORD)
+
     try:
         rec = json.loads(Path(record).read_text(encoding="utf-8"))
     except OSError as err:
-        _fail(f"cannot read {record}: {err.strerror or err}")
+        bad(f"cannot read {record}: {err.strerror or err}")
+    except UnicodeDecodeError as err:
+        bad(f"{record} is not UTF-8 text: {err.reason} at byte {err.start}")
     except ValueError as err:
-        _fail(f"{record} is not valid JSON: {err}")
+        bad(f"{record} is not valid JSON: {err}")
+    except RecursionError:
+        bad(f"{record} is not valid JSON: nested too deeply")
     problem = _record_problem(rec)
     if problem:
-        _fail(f"{record} is not a rulelang game record: {problem}")
+        bad(f"{record} is not a rulelang game record: {problem}")
 
     try:
         game = load(
             file, variant=rec.get("variant"), params=rec.get("params") or {}, backend=backend
         )
+    except rules_errors as err:
+        if X.for_rules_error(err) == X.USAGE:  # the record's variant or params do not fit
+            bad(f"{record}: its variant or parameters do not fit {file}:\n{_error_text(err)}")
+        _rules_fail(err)
+    except (ValueError, OSError) as err:
+        _fail(_error_text(err), X.RULES)
+    try:
         state = game.new_game(num_players=rec["players"])
     except rules_errors as err:
-        click.echo(_error_text(err), err=True)
-        sys.exit(2)
-    except (ValueError, OSError) as err:
-        _fail(_error_text(err))
+        _rules_fail(err)
+    except ValueError as err:
+        bad(f"{record}: {err}")
 
     if rec.get("rules_digest") != game.source_digest:
         click.echo(
@@ -506,30 +552,39 @@ def replay(ctx: click.Context, file: str, record: str, backend: str) -> None:
         )
     actions: list[str] = rec["actions"]
     digests: list[str] | None = rec.get("digests")
+    # Records with `digest_steps` keep the digest after those actions only (simulate's stride).
+    steps: list[int] | None = rec.get("digest_steps")
+    if steps is not None and digests is not None:
+        digest_at = dict(zip(steps, digests))
+        digests = [digest_at.get(i, "") for i in range(len(actions))]
+    elif digests is not None and len(digests) != len(actions):
+        bad(f"{record} has {len(digests)} digests for {len(actions)} actions "
+            "(every action has one)")
     catch: tuple[type[BaseException], ...] = (illegal_action,) if illegal_action else ()
     for i, action in enumerate(actions):
         try:
             state.apply(action)
         except catch as err:
-            _fail(f"actions[{i}] {action!r} is not legal at that point: {err}", code=1)
+            bad(f"actions[{i}] {action!r} is not legal at that point: {err}")
         except rules_errors as err:
-            _fail(f"actions[{i}] {action!r}: {_error_text(err)}", code=1)
-        if digests is not None and i < len(digests):
+            bad(f"actions[{i}] {action!r}: {_error_text(err)}")
+        if digests is not None and digests[i]:
             got = state.digest()
             if got != digests[i]:
-                _fail(
-                    f"digest mismatch at step {i} (after {action!r}): "
-                    f"record has {digests[i]}, replay gives {got}",
-                    code=1,
-                )
-    checked = min(len(actions), len(digests)) if digests is not None else 0
-    if digests is not None and len(digests) != len(actions):
-        click.echo(
-            f"warning: record has {len(digests)} digests for {len(actions)} actions", err=True
-        )
+                bad(f"digest mismatch at step {i} (after {action!r}): "
+                    f"record has {digests[i]}, replay gives {got}")
+    checked = len(actions) if digests is not None else 0
+    if steps is not None and digests is not None:
+        checked = len(digest_at)
     console.print(Text(f"replayed {len(actions)} actions; {checked} digests match"))
+    if digests is None:
+        click.echo("warning: the record has no digests; the states were not checked", err=True)
 
+    claims = rec.get("scores") is not None or rec.get("winners") is not None
     if not state.is_terminal():
+        if claims:
+            bad(f"{record} ends before the game is over, yet gives final scores or winners "
+                "(truncated?)")
         console.print(Text("the record ends before the game is over"))
         return
     scores = list(state.scores())
@@ -537,9 +592,9 @@ def replay(ctx: click.Context, file: str, record: str, backend: str) -> None:
     console.print(Text(f"scores: {scores}"))
     console.print(Text(f"winners: {winners}"))
     if rec.get("scores") is not None and list(rec["scores"]) != scores:
-        _fail(f"final scores differ: record has {rec['scores']}, replay gives {scores}", 1)
+        bad(f"final scores differ: record has {rec['scores']}, replay gives {scores}")
     if rec.get("winners") is not None and list(rec["winners"]) != winners:
-        _fail(f"winners differ: record has {rec['winners']}, replay gives {winners}", 1)
+        bad(f"winners differ: record has {rec['winners']}, replay gives {winners}")
 
 
 @cli.command(name="compile")
@@ -557,25 +612,57 @@ def compile_cmd(file: str, variant: str | None, defines: dict[str, Any], output:
     rules_errors, _ = _engine_errors()
     try:
         program = check_file(file, variant=variant, params=defines)
+        text = compile_program(program)
     except rules_errors as err:
-        click.echo(_error_text(err), err=True)
-        sys.exit(2)
-    text = compile_program(program)
+        _rules_fail(err)
     try:
         Path(output).write_text(text, encoding="utf-8")
     except OSError as err:
-        _fail(f"cannot write {output}: {err.strerror or err}")
+        _fail(f"cannot write {output}: {err.strerror or err}", X.FAILURE)
     click.echo(f"wrote {output} ({len(text.splitlines())} lines; game {program.name}, "
                f"variant {variant or '-'})")
 
 
+@cli.group(name="cache")
+def cache_group() -> None:
+    """Inspect or empty the cache of compiled engines (docs/protocol.md)."""
+
+
+@cache_group.command(name="info")
+def cache_info_cmd() -> None:
+    """Show the cache folder, its entries and their total size, and the size limit."""
+    from rulelang import cache
+
+    info = cache.cache_info()
+    click.echo(f"folder: {info['folder'] or 'none (engines are compiled in memory)'}")
+    click.echo(f"entries: {info['entries']}")
+    click.echo(f"size: {info['bytes']} bytes")
+    click.echo(f"limit: {info['max_bytes']} bytes (RULELANG_CACHE_MAX_BYTES)")
+
+
+@cache_group.command(name="clear")
+def cache_clear_cmd() -> None:
+    """Delete every cached engine."""
+    from rulelang import cache
+
+    folder = cache.cache_dir()
+    removed = cache.clear()
+    where = f"from {folder}" if folder else "(no cache folder)"
+    click.echo(f"removed {removed} entries {where}")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def _record_problem(rec: Any) -> str | None:
-    """Why `rec` is not a usable game record, or None."""
+    """Why `rec` is not a usable game record, or None (every field's type is checked)."""
     if not isinstance(rec, dict):
         return "top level is not an object"
     if rec.get("rulelang_record") != sim.RECORD_VERSION:
-        return f"unsupported rulelang_record version {rec.get('rulelang_record')!r}"
-    if not isinstance(rec.get("players"), int):
+        shown = repr(rec.get("rulelang_record"))
+        return f"unsupported rulelang_record version {shown[:40]}"
+    if not _is_int(rec.get("players")):
         return "missing or bad 'players'"
     actions = rec.get("actions")
     if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
@@ -585,14 +672,59 @@ def _record_problem(rec: Any) -> str | None:
         not isinstance(digests, list) or not all(isinstance(d, str) for d in digests)
     ):
         return "'digests' must be a list of strings"
-    if rec.get("params") is not None and not isinstance(rec["params"], dict):
-        return "'params' must be an object"
+    steps = rec.get("digest_steps")
+    if steps is not None:
+        if (not isinstance(steps, list) or not all(type(i) is int and 0 <= i < len(actions)
+                                                   for i in steps)
+                or sorted(set(steps)) != steps or not isinstance(digests, list)
+                or len(digests) != len(steps)):
+            return "'digest_steps' must be increasing action indices, one per digest"
+        if actions and steps[-1] != len(actions) - 1:
+            return "'digest_steps' must end with the last action"
+    params = rec.get("params")
+    if params is not None and (not isinstance(params, dict) or not all(
+            isinstance(v, bool | int | str) for v in params.values())):
+        return "'params' must be an object of ints, bools and strings"
+    for key in ("variant", "rules_digest", "file"):
+        if rec.get(key) is not None and not isinstance(rec[key], str):
+            return f"'{key}' must be a string or null"
+    for key in ("scores", "winners"):
+        value = rec.get(key)
+        if value is not None and (not isinstance(value, list)
+                                  or not all(_is_int(x) for x in value)):
+            return f"'{key}' must be a list of integers or null"
     return None
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+def _add_workbench_commands() -> None:
+    from rulelang.workbench.commands import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
+_add_workbench_commands()
+
+
 def main() -> None:
-    """Console-script entry point."""
-    cli(prog_name="rulelang")
+    """Console-script entry point: click's usage errors are 2, Ctrl-C is 130 (exitcodes)."""
+    warnings.showwarning = _show_warning  # e.g. a refused cache entry: one line, no source
+    try:
+        code = cli.main(prog_name="rulelang", standalone_mode=False)
+    except click.exceptions.Abort:  # click turns KeyboardInterrupt into Abort
+        click.echo("interrupted", err=True)
+        sys.exit(X.INTERRUPTED)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(X.INTERRUPTED)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    sys.exit(code if isinstance(code, int) else X.OK)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# The two run-time error classes live in the runtime, whose source generated engines copy.
+from rulelang.runtime import IllegalAction, RulesRuntimeError
+
+__all__ = ["Diagnostic", "IllegalAction", "NO_SPAN", "RulesError", "RulesRuntimeError", "Span"]
+
 
 @dataclass(frozen=True, slots=True)
 class Span:
@@ -60,19 +65,3 @@ class RulesError(Exception):
 
     def __str__(self) -> str:
         return self.render()
-
-
-class IllegalAction(Exception):
-    """An action that is not among the legal actions; the state is left untouched."""
-
-
-class RulesRuntimeError(Exception):
-    """A fault inside the rules (e.g. a table lookup out of range), with its .rules location."""
-
-    def __init__(self, message: str, location: str) -> None:
-        self.message = message
-        self.location = location
-        super().__init__(f"{location}: {message}")
-
-    def __reduce__(self):
-        return (RulesRuntimeError, (self.message, self.location))

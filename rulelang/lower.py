@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rulelang import ast
-from rulelang.check import PAUSES, Program
+from rulelang.program import PAUSES, Program
 
 
 @dataclass

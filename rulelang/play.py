@@ -20,7 +20,6 @@ from rulelang.view import Viewer, param_labels, seat_name
 
 CHANCE = sim.CHANCE
 TERMINAL = sim.TERMINAL
-BOT_KINDS = ("random",)
 # Groups with more options than this are summarised (a range or a count) instead of listed.
 LIST_LIMIT = 12
 
@@ -211,6 +210,11 @@ class Session:
                 self.game = load_compiled(self.program)
             else:
                 raise ValueError(f"unknown backend {backend!r} (interpreter or compiled)")
+        from rulelang import bots
+
+        # Seats other than human and random are the workbench's bots (greedy, mcts, ...).
+        self.bots = {p: bots.make_bot(k, self.game, p, sim.bot_seed(self.seed, p))
+                     for p, k in enumerate(self.kinds) if k not in ("human", "random")}
         self.viewer = Viewer(self.program) if self.program is not None else None
         self.labels = param_labels(self.program) if self.program is not None else {}
         self.auto_forced = auto_forced
@@ -234,7 +238,12 @@ class Session:
     # -- moves
     def _apply(self, k: int, forced: bool = False) -> None:
         actor = self.state.current_player
-        self.state.apply_index(k)
+        # apply() with the string, not apply_index: after a rules fault the state is the one
+        # before the faulty action on every back end, so the record written stays replayable.
+        if actor == CHANCE:
+            self.state.apply(self.state.chance_outcomes()[k][0])
+        else:
+            self.state.apply(self.state.legal_actions()[k])
         self.log.append(LogEntry(len(self.state.history) - 1, actor, forced))
         self.digests.append(self.state.digest())
 
@@ -244,6 +253,8 @@ class Session:
             p = self.state.current_player
             if p == CHANCE:
                 self._apply(sim.pick_chance(self.rng, self.state))
+            elif p in self.bots:
+                self._apply(self.bots[p].choose(self.state))
             elif self.kinds[p] != "human":
                 self._apply(sim.pick_random_action(self.rng, self.state, self.game.end_actions))
             elif self.auto_forced and self.state.num_choices() == 1:

@@ -1,46 +1,283 @@
-"""Helpers whose meaning both back ends share: integer rounding, grids, seats, JSON, digests.
+"""The one home of run-time helpers and run-time error messages, for both back ends.
 
-Generated modules carry their own copy of these functions (see codegen); keep them stdlib-only
-and free of rulelang imports.
+The interpreter calls these functions; the code generator copies the source of exactly those a
+generated module uses into it (`rulelang.codegen.helpers`), so a message or a rounding rule is
+written once. Hence the rules for this file: standard library only, no import of rulelang, every
+helper a top-level function, class or constant, and no name that starts like a name generated
+from a rules file (`v_`, `def_`, `table_`, `phase_`, `k_`, `l_`, `it_`, `ix_`).
+
+Values in generated engines: sets are int bit masks (bit i = member i), lists and arrays are
+Python lists. The interpreter keeps sets as frozensets and lists as tuples.
 """
 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 
 CHANCE = -1
 TERMINAL = -2
 
 
-def floor_div(a: int, b: int) -> int:
+class IllegalAction(Exception):
+    """An action that is not among the legal actions; the state is left untouched."""
+
+
+class RulesRuntimeError(Exception):
+    """A fault inside the rules (e.g. a table lookup out of range), with its .rules location."""
+
+    def __init__(self, message, location):
+        self.message = message
+        self.location = location
+        super().__init__(f"{location}: {message}")
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.location))
+
+
+# ---- faults: every run-time message of the language -------------------------------------------
+def fault_none(where):
+    raise RulesRuntimeError("value is none", where)
+
+
+def fault_set_none(where):
+    raise RulesRuntimeError("a set cannot hold none", where)
+
+
+def fault_not_in_set(where):
+    raise RulesRuntimeError("removing a value that is not in the set", where)
+
+
+def fault_not_in_list(where):
+    raise RulesRuntimeError("removing a value that is not in the list", where)
+
+
+def fault_empty(name, where):
+    raise RulesRuntimeError(f"{name}() of an empty collection", where)
+
+
+def fault_no_choice(where):
+    raise RulesRuntimeError("no legal action at this decision", where)
+
+
+def fault_no_outcome(name, where):
+    raise RulesRuntimeError(f"chance '{name}' has no outcome", where)
+
+
+def fault_weight(where):
+    raise RulesRuntimeError("negative chance weight", where)
+
+
+def fault_no_row(name, keys, where):
+    raise RulesRuntimeError(f"table '{name}' has no row for ({', '.join(map(str, keys))})",
+                            where)
+
+
+def fault_index(i, size, where):
+    raise RulesRuntimeError(f"index {i} out of range (size {size})", where)
+
+
+def fault_not_found(where):
+    raise RulesRuntimeError("index_of: the value is not in the list", where)
+
+
+# ---- integers -----------------------------------------------------------------------------------
+def not_none(v, where):
+    if v is None:
+        fault_none(where)
+    return v
+
+
+def floor_div(a, b, where):
     if b == 0:
-        raise ZeroDivisionError("division by zero")
+        raise RulesRuntimeError("division by zero", where)
     return a // b
 
 
-def mod(a: int, b: int) -> int:
+def mod(a, b, where):
     if b == 0:
-        raise ZeroDivisionError("modulo by zero")
+        raise RulesRuntimeError("modulo by zero", where)
     return a % b
 
 
-def ceil_div(a: int, b: int) -> int:
+def ceil_div(a, b, where):
     if b == 0:
-        raise ZeroDivisionError("division by zero")
+        raise RulesRuntimeError("division by zero", where)
     return -((-a) // b)
 
 
-def round_up(a: int, m: int) -> int:
+def round_up(a, m, where):
     """a rounded up to the next multiple of m (Acquire's bonus splits)."""
-    return ceil_div(a, m) * m
+    return ceil_div(a, m, where) * m
 
 
-def round_down(a: int, m: int) -> int:
-    return floor_div(a, m) * m
+def round_down(a, m, where):
+    return floor_div(a, m, where) * m
 
 
-def grid_neighbors(cols: int, rows: int) -> tuple[tuple[int, ...], ...]:
+def int_range(lo, hi, step, where):
+    """lo..hi by step, both ends included, as a list."""
+    if step <= 0:
+        raise RulesRuntimeError("range step must be positive", where)
+    return list(range(lo, hi + 1, step))
+
+
+def extreme(values, fn, name, where):
+    """min or max (fn) of values, which must not be empty."""
+    values = list(values)
+    if not values:
+        fault_empty(name, where)
+    return fn(values)
+
+
+# ---- lists --------------------------------------------------------------------------------------
+def list_item(lst, i, where):
+    if not 0 <= i < len(lst):
+        fault_index(i, len(lst), where)
+    return lst[i]
+
+
+def list_index(lst, i, where):
+    """i, checked as an index of lst (for an assignment to lst[i])."""
+    if not 0 <= i < len(lst):
+        fault_index(i, len(lst), where)
+    return i
+
+
+def list_remove(lst, v, where):
+    """Remove the first element equal to v from a Python list, in place."""
+    if v not in lst:
+        fault_not_in_list(where)
+    lst.remove(v)
+
+
+def index_of(xs, x, where):
+    """Position of the first element of the sequence xs equal to x."""
+    for i, v in enumerate(xs):
+        if v == x:
+            return i
+    return fault_not_found(where)
+
+
+def deep_copy(v):
+    """A copy of a list value (lists of lists included); other values are immutable."""
+    if type(v) is list:
+        return [deep_copy(x) for x in v]
+    return v
+
+
+def filled(v, sizes):
+    """An array of the given sizes (outermost first) with every entry a copy of v."""
+    if not sizes:
+        return deep_copy(v)
+    if len(sizes) == 1 and type(v) is not list:
+        return [v] * sizes[0]
+    return [filled(v, sizes[1:]) for _ in range(sizes[0])]
+
+
+# ---- sets as bit masks (generated engines) ------------------------------------------------------
+SMALL_BITS = tuple(tuple(i for i in range(8) if m >> i & 1) for m in range(256))
+
+
+class BitsCache(dict):
+    """Members of a bit-mask set in ascending order, as a shared tuple (never to be changed):
+    a table for masks below 256, a bounded cache for larger ones with few members, since the
+    same set (a hand, a board region) is usually walked several times in a row. A hit is a
+    plain dict lookup (no Python frame); a miss lands in `__missing__`."""
+    __slots__ = ()
+
+    def __missing__(self, m):
+        if m < 256:
+            return SMALL_BITS[m]
+        out = []
+        x = m
+        while x:
+            low = x & -x
+            out.append(low.bit_length() - 1)
+            x ^= low
+        r = tuple(out)
+        if len(r) <= 32:
+            if len(self) >= 2048:
+                self.clear()
+            self[m] = r
+        return r
+
+
+BITS_CACHE = BitsCache()
+bits = BITS_CACHE.__getitem__
+# Members of a set of bools (a two-bit mask) as bools, so they stay bools wherever they go.
+BOOL_MEMBERS = ((), (False,), (True,), (False, True))
+
+
+def kth_bit(m, k):
+    """Index of the k-th (from 0) member of a bit-mask set: whole 32-bit words are skipped by
+    their population count, then bytes, then a table finishes the job."""
+    shift = 0
+    word = m & 0xFFFFFFFF
+    n = word.bit_count()
+    while k >= n:
+        k -= n
+        shift += 32
+        word = (m >> shift) & 0xFFFFFFFF
+        n = word.bit_count()
+    while True:
+        members = SMALL_BITS[word & 0xFF]
+        if k < len(members):
+            return shift + members[k]
+        k -= len(members)
+        word >>= 8
+        shift += 8
+
+
+def mask_of_known(values):
+    """A set of values known not to be none."""
+    m = 0
+    for v in values:
+        m |= 1 << v
+    return m
+
+
+def mask_of(values, where):
+    m = 0
+    for v in values:
+        if v is None:
+            fault_set_none(where)
+        m |= 1 << v
+    return m
+
+
+def mask_of_list(values):
+    """The set of the values in a list that are not none (a parameter domain given as a list)."""
+    m = 0
+    for v in values:
+        if v is not None:
+            m |= 1 << v
+    return m
+
+
+def mask_remove(m, v, where):
+    if not (m >> v) & 1:
+        fault_not_in_set(where)
+    return m ^ (1 << v)
+
+
+def connected_mask(start, within, nbm):
+    """Cells reachable from start through cells of the mask `within` (start included), given
+    each cell's neighbour mask."""
+    seen = 1 << start
+    frontier = seen
+    while frontier:
+        low = frontier & -frontier
+        frontier ^= low
+        new = nbm[low.bit_length() - 1] & within & ~seen
+        seen |= new
+        frontier |= new
+    return seen
+
+
+# ---- boards and seats ---------------------------------------------------------------------------
+def grid_neighbors(cols, rows):
     """Orthogonal neighbours of every cell of a cols x rows grid, cell index = row*cols + col,
     each list in ascending cell order."""
     out = []
@@ -59,8 +296,8 @@ def grid_neighbors(cols: int, rows: int) -> tuple[tuple[int, ...], ...]:
     return tuple(out)
 
 
-def connected(start: int, within, neighbors) -> frozenset:
-    """Cells reachable from start through cells of `within` (start itself always included)."""
+def connected(start, within, neighbors):
+    """Cells reachable from start through cells of the set `within` (start always included)."""
     seen = {start}
     stack = [start]
     while stack:
@@ -78,8 +315,6 @@ def path_cost(adj, sources, target, allowed=None):
     adj[i] lists (neighbour, cost) pairs; only nodes in `allowed` (if given) may be used.
     Integer costs and Dijkstra's algorithm: the result does not depend on tie order.
     """
-    import heapq
-
     dist = {}
     heap = []
     for s in sources:
@@ -103,11 +338,11 @@ def path_cost(adj, sources, target, allowed=None):
     return None
 
 
-def seats_from(p: int, n: int) -> tuple[int, ...]:
+def seats_from(p, n):
     return tuple((p + i) % n for i in range(n))
 
 
-def weighted_index(r: int, weights) -> int:
+def weighted_index(r, weights):
     """The outcome index that an integer r in [0, sum(weights)) selects."""
     for i, w in enumerate(weights):
         if r < w:
@@ -116,13 +351,70 @@ def weighted_index(r: int, weights) -> int:
     raise ValueError("r out of range")
 
 
-def canonical_json(obj) -> str:
+# ---- history and JSON ---------------------------------------------------------------------------
+def action_name(action):
+    return action.split("(", 1)[0]
+
+
+def reveal(seen, history, names):
+    """`reveal names`: those secret choices (marked -2 - player) become public (None)."""
+    for i, w in enumerate(seen):
+        if w is not None and w <= -2 and action_name(history[i]) in names:
+            seen[i] = None
+
+
+def canonical_json(obj):
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def digest(text: str) -> str:
+def digest(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def action_name(action: str) -> str:
-    return action.split("(", 1)[0]
+# Type descriptors for JSON in generated engines: ("i",) int/player, ("b",) bool, ("e", names)
+# enum member, ("s", names) bit-mask set, ("S",) set of players, ("l", elem) list,
+# ("a", elem, names) enum-indexed array, ("p", elem) player-indexed array.
+def to_json_value(v, d):
+    if v is None:
+        return None
+    k = d[0]
+    if k == "i" or k == "b":
+        return v
+    if k == "e":
+        return d[1][v]
+    if k == "s":
+        return [d[1][i] for i in bits(v)]
+    if k == "S":
+        return list(bits(v))
+    if k == "l" or k == "p":
+        return [to_json_value(x, d[1]) for x in v]
+    if k == "a":
+        return {n: to_json_value(x, d[1]) for n, x in zip(d[2], v)}
+    raise AssertionError(d)
+
+
+def from_json_value(j, d):
+    if j is None:
+        return None
+    k = d[0]
+    if k == "i":
+        return int(j)
+    if k == "b":
+        return bool(j)
+    if k == "e":
+        return d[1].index(j)
+    if k == "s":
+        m = 0
+        for n in j:
+            m |= 1 << d[1].index(n)
+        return m
+    if k == "S":
+        m = 0
+        for p in j:
+            m |= 1 << int(p)
+        return m
+    if k == "l" or k == "p":
+        return [from_json_value(x, d[1]) for x in j]
+    if k == "a":
+        return [from_json_value(j[n], d[1]) for n in d[2]]
+    raise AssertionError(d)

@@ -2,44 +2,29 @@
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import inspect
-import json
-import os
 import re
-import sys
 from importlib import resources
-from pathlib import Path
 
 import jinja2
 
-from rulelang import runtime
 from rulelang import types as T
-from rulelang.check import Program
-from rulelang.codegen.emitter import Ctx, Emitter, ident, slot_attr
+from rulelang.codegen.emitter import Emitter
+from rulelang.codegen.helpers import helpers_for
+from rulelang.codegen.layout import wrap_module
+from rulelang.codegen.support import Code, Ctx, ident, slot_attr
+from rulelang.consts import Constants
 from rulelang.lower import ChanceAt, ChooseAt, binding_nodes, lower
+from rulelang.program import Program
 
-__all__ = ["compile_program", "load_compiled", "cache_dir"]
+__all__ = ["compile_program", "load_compiled"]
 
 _MARK = re.compile(r"# rules:(\d+)\s*$")
+_HELPERS_MARK = "# (runtime helpers go here)"
+_IMPORTS_MARK = "# (imports go here)"
 
 
 def _read(name: str) -> str:
     return resources.files("rulelang.codegen").joinpath(name).read_text(encoding="utf-8")
-
-
-def _prelude() -> str:
-    text = _read("prelude.py")
-    # Drop the module docstring and the __future__ import: the module has its own header.
-    body = text.split('"""', 2)[2]
-    text = "\n".join(line for line in body.splitlines()
-                      if not line.startswith("from __future__")).strip() + "\n"
-    # Helpers whose one definition lives in rulelang.runtime are copied in by source.
-    for fn in (runtime.path_cost,):
-        src = inspect.getsource(fn).replace(f"def {fn.__name__}(", f"def _{fn.__name__}(", 1)
-        text += "\n\n" + src
-    return text
 
 
 def _environment() -> jinja2.Environment:
@@ -54,7 +39,7 @@ def _environment() -> jinja2.Environment:
 
 def _doc_safe(text: str) -> str:
     """Text shown inside the module docstring: anything but plain characters becomes '?'."""
-    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in " ._-/:,{}[]=+") else "?"
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in " ._-/:,{}[]=+'()") else "?"
                    for ch in str(text))
 
 
@@ -100,7 +85,7 @@ def _flow_bindings(program: Program) -> list:
 def _copy_code(t: T.Type, src: str) -> str:
     """Code copying a value of type t (lists are the only mutable values)."""
     if t.kind in ("opt", "any", "none") and T.strip(t).kind in ("list", "array"):
-        return f"_deep({src})"  # may be none
+        return f"deep_copy({src})"  # may be none
     t = T.strip(t)
     if t.kind not in ("list", "array"):
         return src
@@ -109,16 +94,15 @@ def _copy_code(t: T.Type, src: str) -> str:
         return f"{src}[:]"
     if T.strip(elem.elem).kind not in ("list", "array"):
         return f"[x[:] for x in {src}]"
-    return f"_deep({src})"
+    return f"deep_copy({src})"
 
 
-def compile_program(program: Program, game=None) -> str:
+def compile_program(program: Program, consts: Constants | None = None) -> str:
     """Generate the engine module for a checked program (one variant, one parameter set)."""
     from rulelang import __version__
-    from rulelang.interpreter import Game
 
     low = lower(program)
-    consts = game if game is not None else Game(program)
+    consts = consts if consts is not None else Constants(program)
     em = Emitter(program, low, consts)
 
     constants: list[str] = []
@@ -129,15 +113,16 @@ def compile_program(program: Program, game=None) -> str:
             constants.append(f"_F_{ident(name)}_{i} = {em.literal(vals, T.list_of(_ft))}")
         if info.grid is not None:
             nb = consts.neighbors[name]
-            constants.append(f"_NB_{ident(name)} = {_safe_repr([list(x) for x in nb])}")
+            constants.append(f"NEIGHBORS_{ident(name)} = {_safe_repr([list(x) for x in nb])}")
             masks = [sum(1 << j for j in x) for x in nb]
-            constants.append(f"_NBM_{ident(name)} = {_safe_repr(tuple(masks))}")
+            constants.append(f"NEIGHBOR_MASKS_{ident(name)} = {_safe_repr(tuple(masks))}")
     for name in program.graphs:
         adj = consts.graphs[name]
-        constants.append(f"_G_{ident(name)} = {_safe_repr(adj)}")
-        constants.append(f"_GN_{ident(name)} = {_safe_repr([[v for v, _w in x] for x in adj])}")
+        constants.append(f"GRAPH_{ident(name)} = {_safe_repr(adj)}")
+        constants.append(f"GRAPH_NEIGHBORS_{ident(name)} = "
+                         f"{_safe_repr([[v for v, _w in x] for x in adj])}")
         costs = {(a, b): w for a, x in enumerate(adj) for b, w in x}
-        constants.append(f"_GE_{ident(name)} = {_safe_repr(costs)}")
+        constants.append(f"EDGE_COSTS_{ident(name)} = {_safe_repr(costs)}")
     for name, d in program.consts.items():
         t = T.strip(em.t(d.value)) if d.value in program.types else None
         ct = em.p.types.get(d.value, t)
@@ -184,7 +169,7 @@ def compile_program(program: Program, game=None) -> str:
             target = target.elem
         value = em.conv(v.init, Ctx(), target)
         if sizes:
-            value = f"_fill({value}, ({', '.join(sizes)},))"
+            value = f"filled({value}, ({', '.join(sizes)},))"
         init.append(f"s.v_{ident(v.name)} = {value}  # rules:{v.span.line}")
     init = init or ["pass"]
 
@@ -218,7 +203,7 @@ def compile_program(program: Program, game=None) -> str:
     def scorer(sd) -> list[str]:
         if sd is None:
             return ["return 0"]
-        c = Ctx({program.slots[sd]: "p"})
+        c = Ctx({program.slots[sd]: Code("p", simple=True)})
         return [f"return {em.conv(sd.expr, c, T.INT)}  # rules:{sd.span.line}"]
 
     # Emit everything before rendering: emission registers the location constants.
@@ -231,8 +216,9 @@ def compile_program(program: Program, game=None) -> str:
     text = env.get_template("engine.py.j2").render(
         game_name=program.name, version=__version__, source_name=program.filename,
         source_digest=program.digest, variant=program.variant,
-        params_text=json.dumps(params_shown, sort_keys=True),
-        prelude=_prelude(), min_players=program.min_players, max_players=program.max_players,
+        params_lines=[f"{ident(n)} = {_safe_repr(v)}" for n, v in sorted(params_shown.items())],
+        helpers=_HELPERS_MARK, imports=_IMPORTS_MARK, min_players=program.min_players,
+        max_players=program.max_players,
         variants=tuple(program.variants), params=params_shown,
         end_actions=tuple(sorted(program.end_actions)), constants=constants,
         locations=sorted(((v, k) for k, v in em.where.items()), key=lambda x: int(x[0][2:])),
@@ -243,6 +229,12 @@ def compile_program(program: Program, game=None) -> str:
         clone=clone, clone_fns=clone_fns, clone_table=clone_table,
         local_attrs=tuple(local_attrs), score=score_lines,
         tiebreak=tiebreak_lines)
+    # The runtime helpers this module calls, and only those, copied from rulelang.runtime.
+    imports, helpers = helpers_for(text)
+    imports = sorted(imports) + ["from fractions import Fraction"]
+    text = text.replace(_IMPORTS_MARK, "\n".join(imports), 1)
+    text = text.replace(_HELPERS_MARK, helpers.rstrip("\n"), 1)
+    text = wrap_module(text)
     return text + _line_map(text)
 
 
@@ -257,48 +249,11 @@ def _line_map(text: str) -> str:
             cur = int(m.group(1))
         if cur:
             out[i] = cur
-    return "\n_LINEMAP = " + _safe_repr(out) + "\n"
-
-
-def _codegen_fingerprint() -> str:
-    h = hashlib.sha256()
-    for name in ("emitter.py", "prelude.py", "__init__.py", "templates/engine.py.j2"):
-        h.update(_read(name).encode("utf-8"))
-    return h.hexdigest()[:16]
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("RULELANG_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rulelang")
-    return Path(base)
-
-
-def cache_key(program: Program) -> str:
-    from rulelang import __version__
-
-    parts = [program.digest, program.filename, program.variant or "",
-             json.dumps(program.param_values, sort_keys=True), __version__,
-             _codegen_fingerprint()]
-    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+    return "\n" + wrap_module("_LINEMAP = " + _safe_repr(out)) + "\n"
 
 
 def load_compiled(program: Program):
     """Compile (or reuse the cached module for) a checked program; returns its Game object."""
-    key = cache_key(program)
-    modname = f"rulelang_engine_{key[:24]}"
-    if modname in sys.modules:
-        return sys.modules[modname].GAME
-    path = cache_dir() / f"{modname}.py"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(compile_program(program), encoding="utf-8")
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(modname, path)
-    module = importlib.util.module_from_spec(spec)
-    from rulelang.errors import IllegalAction, RulesRuntimeError
+    from rulelang import cache
 
-    module._RULELANG_ERRORS = (IllegalAction, RulesRuntimeError)
-    sys.modules[modname] = module
-    spec.loader.exec_module(module)
-    return module.GAME
+    return cache.load_compiled(program, compile_program)

@@ -8,7 +8,6 @@ import io
 from importlib import resources
 
 import lark
-
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import (
     UnexpectedCharacters,
@@ -20,7 +19,6 @@ from lark.exceptions import (
 
 from rulelang import ast
 from rulelang.errors import Diagnostic, RulesError, Span
-
 
 _GRAMMAR = "rules.lark"
 _TABLES = "rules.tables"
@@ -247,6 +245,18 @@ class _ToAst(Transformer):
     @v_args(meta=True)
     def tiebreak_decl(self, meta, c):
         return ast.ScoreDecl(self._span(meta), "tiebreak", str(c[0]), c[1])
+
+    @v_args(meta=True)
+    def ranged_param_decl(self, meta, c):
+        return ast.ParamDecl(self._tok(c[0]), str(c[0]), c[1], c[3], c[2])
+
+    @v_args(meta=True)
+    def heuristic_decl(self, meta, c):
+        return ast.ScoreDecl(self._span(meta), "heuristic", str(c[0]), c[1])
+
+    @v_args(meta=True)
+    def metric_decl(self, meta, c):
+        return ast.MetricDecl(self._tok(c[0]), str(c[0]), c[1])
 
     # -- types
     @v_args(meta=True)

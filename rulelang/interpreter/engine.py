@@ -11,8 +11,8 @@ from fractions import Fraction
 
 from rulelang import ast, runtime
 from rulelang import types as T
-from rulelang.check import Program
-from rulelang.errors import IllegalAction, RulesRuntimeError, Span
+from rulelang.consts import Constants, ExprEvaluator, format_value, loc
+from rulelang.errors import IllegalAction, RulesRuntimeError
 from rulelang.lower import (
     Bind,
     ChanceAt,
@@ -27,11 +27,8 @@ from rulelang.lower import (
     SetPhase,
     lower,
 )
+from rulelang.program import Program
 from rulelang.runtime import CHANCE, TERMINAL
-
-
-def loc(span: Span) -> str:
-    return f"{span.file}:{span.line}:{span.col}"
 
 
 class _Break(Exception):
@@ -42,18 +39,6 @@ class _Return(Exception):
     def __init__(self, value, node) -> None:
         self.value = value
         self.node = node
-
-
-class _Lazy(dict):
-    """name -> value, computed by `make` on first use."""
-
-    def __init__(self, make) -> None:
-        super().__init__()
-        self.make = make
-
-    def __missing__(self, key):
-        value = self[key] = self.make(key)
-        return value
 
 
 class Game:
@@ -71,60 +56,15 @@ class Game:
         self.variant = program.variant
         self.source_digest = program.digest
         self.end_actions = program.end_actions
-        self.neighbors: dict[str, tuple] = {}
-        self.graphs = {name: graph_adjacency(program, g) for name, g in program.graphs.items()}
-        for info in program.enums.values():
-            if info.grid is not None:
-                _c0, ncols, rows = info.grid
-                self.neighbors[info.name] = runtime.grid_neighbors(ncols, len(rows))
-        # Constants are worked out on first use, so their declaration order does not matter
-        # (the checker has ruled out circles).
-        self.param_values = _Lazy(lambda n: program.param_values[n]
-                                  if n in program.param_values
-                                  else self.eval_const(program.param_exprs[n]))
-        self.const_values = _Lazy(lambda n: self.eval_const(program.consts[n].value))
-        self.enum_fields = _Lazy(lambda n: [tuple(self.eval_const(a) for a in args)
-                                            for args in program.enums[n].member_args])
-        self.table_rows = _Lazy(self._table_rows)
-        for name in program.params:
-            self.param_values[name]
-        for name in program.consts:
-            self.const_values[name]
-        self.params = {n: self.format_value(self.param_values[n], program.param_types[n])
-                       for n in program.params}
-
-    def _table_rows(self, name: str) -> list:
-        program = self.program
-        t = program.tables[name]
-        ktypes = [program.field_type(f) for f in t.params]
-        return [(tuple(table_key(program, k, kt) for k, kt in zip(row.keys, ktypes)),
-                 self.eval_const(row.value)) for row in t.rows]
-
-    def eval_const(self, e):
-        """Value of an expression that reads no state (compile-time folding uses this)."""
-        return _Evaluator(self, None).eval(e, {})
+        # Parameters, constants, enum fields, tables, grids and graphs: worked out at load by
+        # the evaluator both back ends share (a faulting table row fails here).
+        self.constants = Constants(program)
+        self.params = self.constants.params
 
     # -- formatting values by type
     def format_value(self, v, t: T.Type):
         """JSON form of a value of type t."""
-        if v is None:
-            return None
-        t = T.strip(t)
-        k = t.kind
-        if k == "enum":
-            return self.program.enums[t.name].members[v]
-        if k in ("int", "player", "bool", "any"):
-            return v
-        if k == "set":
-            return [self.format_value(x, t.elem) for x in sorted(v)]
-        if k == "list":
-            return [self.format_value(x, t.elem) for x in v]
-        if k == "array":
-            if t.index.kind == "enum":
-                names = self.program.enums[t.index.name].members
-                return {names[i]: self.format_value(x, t.elem) for i, x in enumerate(v)}
-            return [self.format_value(x, t.elem) for x in v]
-        raise AssertionError(t)
+        return format_value(self.program, v, t)
 
     def parse_value(self, j, t: T.Type):
         """Inverse of format_value: a JSON form back to the internal value."""
@@ -428,26 +368,46 @@ class State:
             elif isinstance(ins, ChooseAt):
                 self.current_player = ev.nn(ins.node.player, frame)
                 if not self._choices():
-                    raise RulesRuntimeError("no legal action at this decision",
-                                            loc(ins.node.span))
+                    runtime.fault_no_choice(loc(ins.node.span))
                 return
             elif isinstance(ins, ChanceAt):
                 self.current_player = CHANCE
                 if not self._choices():
-                    raise RulesRuntimeError(f"chance '{ins.node.name}' has no outcome",
-                                            loc(ins.node.span))
+                    runtime.fault_no_outcome(ins.node.name, loc(ins.node.span))
                 return
             else:  # pragma: no cover
                 raise AssertionError(ins)
 
 
-class _Evaluator:
-    """eval_<Node> for expressions, exec_<Node> for statements."""
+class _Evaluator(ExprEvaluator):
+    """The shared expression evaluator, with the state, defs, statements and decisions."""
 
     def __init__(self, game: Game, state: State | None) -> None:
+        super().__init__(game.constants)
         self.g = game
-        self.p = game.program
         self.s = state
+
+    def var(self, name: str):
+        if self.s is None:
+            return super().var(name)
+        return self.s.vars[name]
+
+    def num_players(self, e) -> int:
+        if self.s is None:
+            return super().num_players(e)
+        return self.s.num_players
+
+    def call_def(self, d: ast.DefDecl, args: list):
+        local = {self.p.slots[f]: a for f, a in zip(d.params, args)}
+        if isinstance(d.body, ast.Block):
+            try:
+                self.exec_block(d.body, local)
+            except _Return as r:
+                if r.value is None and self.p.def_ret[d.name].kind not in ("opt", "any"):
+                    runtime.fault_none(loc(r.node.value.span))
+                return r.value
+            raise AssertionError("checked defs always return")  # pragma: no cover
+        return self.conv(d.body, local, self.p.def_ret[d.name])
 
     # -- decisions and chance
     def legal(self, ins: ChooseAt, frame: dict) -> list[tuple]:
@@ -493,288 +453,12 @@ class _Evaluator:
             if node.weight is not None:
                 w = self.nn(node.weight, {**frame, slot: v})
                 if w < 0:
-                    raise RulesRuntimeError("negative chance weight", loc(node.weight.span))
+                    runtime.fault_weight(loc(node.weight.span))
             else:
                 w = 1
             weights[v] = weights.get(v, 0) + w
         return [(f"{node.name}({self.g.format_arg(v, t)})", (slot, v), w)
                 for v, w in weights.items() if w > 0]
-
-    # -- helpers
-    # Every place where `none` cannot stand is checked with nn/conv, at the span of the
-    # expression that produced it; generated engines check exactly the same places.
-    def nn(self, e, env):
-        v = self.eval(e, env)
-        if v is None:
-            raise RulesRuntimeError("value is none", loc(e.span))
-        return v
-
-    def conv(self, e, env, want: T.Type):
-        """e's value where a value of type `want` is expected (none only if want allows it)."""
-        v = self.eval(e, env)
-        if v is None and want.kind not in ("opt", "none", "any"):
-            raise RulesRuntimeError("value is none", loc(e.span))
-        return v
-
-    def truth(self, e, env) -> bool:
-        return bool(self.eval(e, env))
-
-    def iterate(self, e, env) -> tuple:
-        v = self.nn(e, env)
-        return tuple(sorted(v)) if isinstance(v, frozenset) else tuple(v)
-
-    def var(self, name: str):
-        if self.s is None:
-            raise RulesRuntimeError(f"state '{name}' is not available here", "<constants>")
-        return self.s.vars[name]
-
-    # -- expressions
-    def eval(self, e, env: dict):
-        return getattr(self, "eval_" + type(e).__name__)(e, env)
-
-    def eval_IntLit(self, e, env):
-        return e.value
-
-    def eval_BoolLit(self, e, env):
-        return e.value
-
-    def eval_NoneLit(self, e, env):
-        return None
-
-    def eval_Name(self, e, env):
-        ref = self.p.refs[e]
-        kind = ref[0]
-        if kind == "local":
-            return env[ref[1]]
-        if kind == "state":
-            return self.var(ref[1])
-        if kind == "param":
-            return self.g.param_values[ref[1]]
-        if kind == "const":
-            return self.g.const_values[ref[1]]
-        if kind == "member":
-            return ref[2]
-        if kind == "enum_all":
-            return frozenset(range(len(self.p.enums[ref[1]].members)))
-        if kind == "graph":
-            return ref[1]
-        if kind == "players":
-            return tuple(range(self._n(e)))
-        if kind == "num_players":
-            return self._n(e)
-        raise AssertionError(ref)
-
-    def _n(self, e) -> int:
-        if self.s is None:
-            raise RulesRuntimeError("the number of players is not known here", loc(e.span))
-        return self.s.num_players
-
-    def eval_CondExpr(self, e, env):
-        return self.eval(e.then, env) if self.truth(e.cond, env) else self.eval(e.orelse, env)
-
-    def eval_BinOp(self, e, env):
-        op = e.op
-        if op == "and":
-            return self.truth(e.left, env) and self.truth(e.right, env)
-        if op == "or":
-            return self.truth(e.left, env) or self.truth(e.right, env)
-        if op in ("in", "not in"):
-            is_set = T.strip(self.p.types[e.right]).kind == "set"
-            a = self.nn(e.left, env) if is_set else self.eval(e.left, env)
-            b = self.nn(e.right, env)
-            return (a in b) if op == "in" else (a not in b)
-        if op in ("==", "!="):
-            a = self.eval(e.left, env)
-            b = self.eval(e.right, env)
-            return a == b if op == "==" else a != b
-        a = self.nn(e.left, env)
-        b = self.nn(e.right, env)
-        if op == "<":
-            return a < b
-        if op == "<=":
-            return a <= b
-        if op == ">":
-            return a > b
-        if op == ">=":
-            return a >= b
-        if op == "+":
-            return a | b if isinstance(a, frozenset) else a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        try:
-            return runtime.floor_div(a, b) if op == "//" else runtime.mod(a, b)
-        except ZeroDivisionError as exc:
-            raise RulesRuntimeError(str(exc), loc(e.span)) from None
-
-    def eval_Not(self, e, env):
-        return not self.truth(e.operand, env)
-
-    def eval_Neg(self, e, env):
-        return -self.nn(e.operand, env)
-
-    def eval_Range(self, e, env):
-        lo, hi = self.nn(e.lo, env), self.nn(e.hi, env)
-        step = self.nn(e.step, env) if e.step is not None else 1
-        if step <= 0:
-            raise RulesRuntimeError("range step must be positive", loc(e.span))
-        return tuple(range(lo, hi + 1, step))
-
-    def eval_Index(self, e, env):
-        obj = self.nn(e.obj, env)
-        ix = self.nn(e.index, env)
-        return self._index(obj, ix, e.span)
-
-    def _index(self, obj, ix, span):
-        if not 0 <= ix < len(obj):
-            raise RulesRuntimeError(f"index {ix} out of range (size {len(obj)})", loc(span))
-        return obj[ix]
-
-    def eval_Attr(self, e, env):
-        ref = self.p.refs[e]
-        if ref[0] == "member":
-            return ref[2]
-        v = self.nn(e.obj, env)
-        if ref[0] == "cell":
-            info = self.p.enums[T.strip(self.p.types[e.obj]).name]
-            c0, ncols, _rows = info.grid
-            return v % ncols + c0 if ref[1] == "col" else v // ncols
-        return self.g.enum_fields[ref[1]][v][ref[2]]
-
-    def eval_Call(self, e, env):
-        ref = self.p.refs[e]
-        if ref[0] == "def":
-            d = self.p.defs[ref[1]]
-            args = [self.conv(a, env, self.p.slot_types[self.p.slots[f]])
-                    for a, f in zip(e.args, d.params)]
-            local = {self.p.slots[f]: a for f, a in zip(d.params, args)}
-            if isinstance(d.body, ast.Block):
-                try:
-                    self.exec_block(d.body, local)
-                except _Return as r:
-                    if r.value is None and self.p.def_ret[d.name].kind not in ("opt", "any"):
-                        raise RulesRuntimeError("value is none", loc(r.node.value.span)) from None
-                    return r.value
-                raise AssertionError("checked defs always return")  # pragma: no cover
-            return self.conv(d.body, local, self.p.def_ret[d.name])
-        args = [self.nn(a, env) for a in e.args]
-        if ref[0] == "table":
-            return self.lookup(ref[1], args, e.span)
-        return self.builtin(e, args)
-
-    def lookup(self, name: str, args: list, span: Span):
-        for keys, value in self.g.table_rows[name]:
-            if all(_key_match(k, a) for k, a in zip(keys, args)):
-                return value
-        shown = ", ".join(map(str, args))
-        raise RulesRuntimeError(f"table '{name}' has no row for ({shown})", loc(span))
-
-    def builtin(self, e, args):
-        n = e.name
-        try:
-            if n == "len":
-                return len(args[0])
-            if n == "min":
-                return min(args)
-            if n == "max":
-                return max(args)
-            if n == "abs":
-                return abs(args[0])
-            if n == "ceil_div":
-                return runtime.ceil_div(*args)
-            if n == "round_up":
-                return runtime.round_up(*args)
-            if n == "round_down":
-                return runtime.round_down(*args)
-        except ZeroDivisionError as exc:
-            raise RulesRuntimeError(str(exc), loc(e.span)) from None
-        if n == "seats_from":
-            return runtime.seats_from(args[0], self._n(e))
-        if n == "next_seat":
-            return (args[0] + 1) % self._n(e)
-        if n == "path_cost":
-            allowed = args[3] if len(args) > 3 else None
-            src = sorted(args[1]) if isinstance(args[1], frozenset) else args[1]
-            return runtime.path_cost(self.g.graphs[args[0]], src, args[2], allowed)
-        if n == "edge_cost":
-            return dict(self.g.graphs[args[0]][args[1]]).get(args[2])
-        if n == "graph_neighbors":
-            return tuple(v for v, _w in self.g.graphs[args[0]][args[1]])
-        if n == "as_list":
-            v = args[0]
-            return tuple(sorted(v)) if isinstance(v, frozenset) else tuple(v)
-        grid = T.strip(self.p.types[e.args[0]]).name
-        nb = self.g.neighbors[grid]
-        if n == "neighbors":
-            return nb[args[0]]
-        if n == "connected":
-            return runtime.connected(args[0], args[1], nb)
-        raise AssertionError(n)
-
-    def eval_Agg(self, e, env):
-        slot = self.p.slots[e]
-        f = e.func
-        items = []
-        for x in self.iterate(e.iter, env):
-            inner = {**env, slot: x}
-            if e.cond is not None and not self.truth(e.cond, inner):
-                continue
-            if f in ("count", "any", "all"):
-                items.append(self.truth(e.elem, inner))
-            elif f == "first":
-                return self.eval(e.elem, inner)
-            else:
-                items.append(self.nn(e.elem, inner))
-        if f == "count":
-            return sum(1 for x in items if x)
-        if f == "sum":
-            return sum(items)
-        if f == "any":
-            return any(items)
-        if f == "all":
-            return all(items)
-        if f == "first":
-            return None
-        if not items:
-            raise RulesRuntimeError(f"{f}() of an empty collection", loc(e.span))
-        return min(items) if f == "min" else max(items)
-
-    def eval_Sort(self, e, env):
-        slot = self.p.slots[e]
-        items = self.iterate(e.iter, env)
-
-        def key(x):
-            inner = {**env, slot: x}
-            out = []
-            for k in e.keys:
-                v = self.nn(k.key, inner)
-                out.append(-v if k.descending else v)
-            return tuple(out)
-
-        return tuple(sorted(items, key=key))
-
-    def eval_ListLit(self, e, env):
-        return tuple(self.eval(x, env) for x in e.items)
-
-    def eval_SetLit(self, e, env):
-        items = [self.eval(x, env) for x in e.items]
-        if None in items:
-            raise RulesRuntimeError("a set cannot hold none", loc(e.span))
-        return frozenset(items)
-
-    def eval_Comp(self, e, env):
-        slot = self.p.slots[e]
-        out = []
-        for x in self.iterate(e.iter, env):
-            inner = {**env, slot: x}
-            if e.cond is None or self.truth(e.cond, inner):
-                out.append(self.eval(e.elem, inner))
-        if e.kind == "set":
-            if None in out:
-                raise RulesRuntimeError("a set cannot hold none", loc(e.elem.span))
-            return frozenset(out)
-        return tuple(out)
 
     # -- statements (no pauses: the lowering handles those)
     def exec(self, s, env: dict) -> None:
@@ -806,7 +490,7 @@ class _Evaluator:
         if not idx:
             return fn(container)
         i = idx[0]
-        self._index(container, i, lv.span)
+        runtime.list_item(container, i, loc(lv.span))
         items = list(container)
         items[i] = self._update(container[i], idx[1:], fn, lv)
         return tuple(items)
@@ -820,14 +504,14 @@ class _Evaluator:
 
         def fn(old):
             if old is None:
-                raise RulesRuntimeError("value is none", loc(s.target.span))
+                runtime.fault_none(loc(s.target.span))
             return old + v if s.op == "+" else old - v
         self._write_target(s.target, env, fn)
 
     def exec_Add(self, s, env):
         v = self.eval(s.value, env)
         if v is None:
-            raise RulesRuntimeError("a set cannot hold none", loc(s.value.span))
+            runtime.fault_set_none(loc(s.value.span))
         self._write_target(s.target, env, lambda old: old | {v})
 
     def exec_Remove(self, s, env):
@@ -837,11 +521,10 @@ class _Evaluator:
         def fn(old):
             if isinstance(old, frozenset):
                 if v not in old:
-                    raise RulesRuntimeError("removing a value that is not in the set",
-                                            loc(s.span))
+                    runtime.fault_not_in_set(loc(s.span))
                 return old - {v}
             if v not in old:
-                raise RulesRuntimeError("removing a value that is not in the list", loc(s.span))
+                runtime.fault_not_in_list(loc(s.span))
             i = old.index(v)
             return old[:i] + old[i + 1:]
         self._write_target(s.target, env, fn)
@@ -888,34 +571,3 @@ class _Evaluator:
 
     def exec_Fail(self, s, env):
         raise RulesRuntimeError(s.message, loc(s.span))
-
-
-def graph_adjacency(program: Program, g: ast.GraphDecl) -> tuple:
-    """adj[i] = ((neighbour, cost), ...) in neighbour order, for an undirected graph."""
-    members = program.enums[g.node_type].members
-    adj: list[list] = [[] for _ in members]
-    for e in g.edges:
-        a, b = members.index(e.a), members.index(e.b)
-        adj[a].append((b, e.cost))
-        adj[b].append((a, e.cost))
-    return tuple(tuple(sorted(x)) for x in adj)
-
-
-def _key_match(k: tuple, a) -> bool:
-    kind, lo, hi = k
-    if kind == "any":
-        return True
-    if a is None:
-        return False
-    if kind == "range":
-        return lo <= a <= hi
-    if kind == "from":
-        return a >= lo
-    return a == lo  # "int", and "name" resolved to its member index
-
-
-def table_key(program: Program, k: ast.KeyPat, key_type: T.Type) -> tuple:
-    """A table key pattern as (kind, lo, hi) with enum names resolved to member indexes."""
-    if k.kind == "name":
-        return ("int", program.enums[key_type.name].members.index(k.name), None)
-    return (k.kind, k.lo, k.hi)

@@ -110,9 +110,9 @@ def _arg_values(game, program, t: T.Type, domain, max_players: int) -> list[str]
 
 
 def _build(program, nodes: list[tuple[str, list[tuple[str, T.Type, Any]]]]) -> Space:
-    from rulelang.interpreter import Game
+    from rulelang.consts import Constants
 
-    game = Game(program)
+    game = Constants(program)
     merged: dict[str, list[tuple[str, T.Type, list[str]]]] = {}
     for name, params in nodes:
         vals = [(pn, pt, _arg_values(game, program, pt, dom, program.max_players))

@@ -1,0 +1,187 @@
+"""Printing aggregates, comprehensions, sorts and collection literals."""
+
+from __future__ import annotations
+
+from rulelang import ast
+from rulelang import types as T
+from rulelang.codegen.support import (
+    Ctx,
+)
+
+
+class AggregatePrinter:
+    def _gen(self, e, c: Ctx, elem_code_fn) -> tuple[str, Ctx]:
+        inner, var = c.with_local(self.p.slots[e])
+        it = self.iter_code(e.iter, c)
+        cond = f" if {self.ex(e.cond, inner)}" if e.cond is not None else ""
+        return f"{elem_code_fn(inner)} for {var} in {it}{cond}", inner
+
+    def _loop(self, e, c: Ctx) -> Ctx:
+        """`for var in iter:` (and `if not cond: continue`) in the sink; the body's context."""
+        it = self.iter_code(e.iter, c)
+        inner, var = c.with_local(self.p.slots[e])
+        c.sink.emit(f"for {var} in {it}:")
+        body = c.sink.deeper()
+        ic = inner.at(body)
+        if e.cond is not None:
+            body.emit(f"if {self.ex_not(e.cond, ic)}:")
+            body.emit("    continue")
+        return ic
+
+    def _pattern(self, e, c: Ctx) -> str | None:
+        """Code of an aggregate the passes matched to a whole-mask or extreme form (passes.py,
+        plan_mask_patterns), or None."""
+        match = self.plan.patterns.get(id(e))
+        if match is None:
+            return None
+        if match[0] == "extreme":
+            _kind, arr, bound, op, fn = match
+            a, k = self.seq(c, [self._part_nn(arr), self._part_nn(bound)])
+            return f"({fn}({a}) {op} {k})"
+        _kind, cell, sset_expr, op = match
+        grid = self.name_of_enum(T.strip(self.t(cell)).name)
+        x, sset = self.seq(c, [self._part_nn(cell), self._part_ex(sset_expr)])
+        m = f"NEIGHBOR_MASKS_{grid}[{x}]"
+        hit = f"({m} & {sset})" if op == "in" else f"({m} & ~{sset})"
+        if isinstance(e, ast.Comp):
+            return hit
+        if e.func == "any":
+            return f"({hit} != 0)"
+        if e.func == "count":
+            return f"{hit}.bit_count()"
+        miss = f"({m} & ~{sset})" if op == "in" else f"({m} & {sset})"
+        return f"({miss} == 0)"
+
+    def emit_Agg(self, e, c):
+        if id(e) in self._known_any:
+            return self._known_any[id(e)]
+        f = e.func
+        w = self.L(e.span)
+        code = self._pattern(e, c)
+        if code is not None:
+            return code
+        if c.sink is None:
+            return self._agg_expr(e, c)
+        sk = c.sink
+        t = sk.tmp()
+        init = {"count": "0", "sum": "0", "any": "False", "all": "True"}.get(f, "None")
+        sk.emit(f"{t} = {init}")
+        ic = self._loop(e, c)
+        body = ic.sink
+        if f == "count":
+            body.emit(f"if {self.ex(e.elem, ic)}:")
+            body.emit(f"    {t} += 1")
+        elif f == "sum":
+            body.emit(f"{t} += {self.nn(e.elem, ic)}")
+        elif f in ("any", "all"):
+            # The interpreter evaluates every element before it decides: stop early only when
+            # the remaining elements cannot fault.
+            code = self.ex(e.elem, ic) if f == "any" else self.ex_not(e.elem, ic)
+            body.emit(f"if {code}:")
+            body.emit(f"    {t} = {'True' if f == 'any' else 'False'}")
+            if self.safe(e.elem):
+                body.emit("    break")
+        elif f == "first":
+            body.emit(f"{t} = {self.ex(e.elem, ic)}")
+            body.emit("break")
+        else:
+            v = sk.tmp()
+            body.emit(f"{v} = {self.nn(e.elem, ic)}")
+            body.emit(f"if {t} is None or {v} {'<' if f == 'min' else '>'} {t}:")
+            body.emit(f"    {t} = {v}")
+            sk.emit(f"if {t} is None:")
+            sk.emit(f"    fault_empty({f!r}, {w})")
+        return t
+
+    def _agg_expr(self, e, c):
+        f = e.func
+        w = self.L(e.span)
+        if f == "count":
+            inner, var = c.with_local(self.p.slots[e])
+            conds = [self.ex(e.elem, inner)]
+            if e.cond is not None:
+                conds.insert(0, self.ex(e.cond, inner))
+            return (f"sum(1 for {var} in {self.iter_code(e.iter, c)} "
+                    f"if {' and '.join(conds)})")
+        if f in ("any", "all"):
+            gen, _ = self._gen(e, c, lambda inner: self.ex(e.elem, inner))
+            # every element is evaluated first unless none of them can fault
+            return f"{f}({gen})" if self.safe(e.elem) else f"{f}([{gen}])"
+        if f == "first":
+            gen, _ = self._gen(e, c, lambda inner: self.ex(e.elem, inner))
+            return f"next(({gen}), None)"
+        gen, _ = self._gen(e, c, lambda inner: self.nn(e.elem, inner))
+        if f == "sum":
+            return f"sum({gen})"
+        return f"extreme([{gen}], {f}, {f!r}, {w})"
+
+    def emit_Sort(self, e, c):
+        it = self.iter_code(e.iter, c)
+        inner, var = c.pure().with_local(self.p.slots[e])
+        keys = []
+        for k in e.keys:
+            code = self.nn(k.key, inner)
+            keys.append(f"-{code}" if k.descending else code)
+        return f"sorted({it}, key=lambda {var}: ({', '.join(keys)},))"
+
+    def emit_ListLit(self, e, c):
+        elem = T.strip(self.t(e)).elem
+        parts = []
+        for x in e.items:
+            is_safe = self.safe(x) and not (
+                elem.kind not in ("opt", "none", "any") and self.optional(x))
+            parts.append(((lambda cc, x=x: self.conv(x, cc, elem)), is_safe))
+        return "[" + ", ".join(self.seq(c, parts)) + "]"
+
+    def emit_SetLit(self, e, c):
+        if not e.items:
+            return "0"
+        if any(self.optional(x) for x in e.items):
+            items = ", ".join(self.seq(c, [self._part_ex(x) for x in e.items]))
+            return f"mask_of(({items},), {self.L(e.span)})"
+        codes = self.seq(c, [self._part_ex(x) for x in e.items])
+        if len(codes) == 1:
+            return f"(1 << {codes[0]})"
+        return "(" + " | ".join(f"(1 << {x})" for x in codes) + ")"
+
+    def emit_Comp(self, e, c):
+        code = self._pattern(e, c)
+        if code is not None:
+            return code
+        if c.sink is None:
+            if e.kind == "list":
+                elem_t = T.strip(self.t(e)).elem
+                gen, _ = self._gen(e, c, lambda inner: self.conv(e.elem, inner, elem_t))
+                return f"[{gen}]"
+            gen, _ = self._gen(e, c, lambda inner: self.ex(e.elem, inner))
+            if not self.elem_optional(e):
+                return f"mask_of_known({gen})"
+            return f"mask_of([{gen}], {self.L(e.elem.span)})"
+        sk = c.sink
+        t = sk.tmp()
+        if e.kind == "list":
+            elem_t = T.strip(self.t(e)).elem
+            sk.emit(f"{t} = []")
+            ic = self._loop(e, c)
+            ic.sink.emit(f"{t}.append({self.conv(e.elem, ic, elem_t)})")
+            return t
+        sk.emit(f"{t} = 0")
+        if not self.elem_optional(e):
+            ic = self._loop(e, c)
+            ic.sink.emit(f"{t} |= 1 << {self.ex(e.elem, ic)}")
+            return t
+        # The interpreter collects every element, then rejects a none among them.
+        bad = sk.tmp()
+        sk.emit(f"{bad} = False")
+        ic = self._loop(e, c)
+        v = sk.tmp()
+        ic.sink.emit(f"{v} = {self.ex(e.elem, ic)}")
+        ic.sink.emit(f"if {v} is None:")
+        ic.sink.emit(f"    {bad} = True")
+        ic.sink.emit("else:")
+        ic.sink.emit(f"    {t} |= 1 << {v}")
+        sk.emit(f"if {bad}:")
+        sk.emit(f"    fault_set_none({self.L(e.elem.span)})")
+        return t
+
+    # -- statements

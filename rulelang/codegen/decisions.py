@@ -1,0 +1,312 @@
+"""Printing decisions (legal-action, string and apply functions) and chance nodes."""
+
+from __future__ import annotations
+
+from rulelang import ast
+from rulelang import types as T
+from rulelang.codegen.support import (
+    Code,
+    Ctx,
+    Sink,
+    _Fn,
+    _Hoist,
+    ident,
+    is_false,
+    is_true,
+    slot_attr,
+)
+from rulelang.lower import (
+    ChanceAt,
+    ChooseAt,
+)
+
+# An option with no `when` over fixed domains of at most this many values gets a constant table.
+CONST_ACTIONS = 100_000
+
+
+class DecisionPrinter:
+    def choose_functions(self, pc: int, ins: ChooseAt) -> list[str]:
+        """_a<pc>: legal (option, args) pairs; _f<pc>: their strings; _r<pc>: bind + resume.
+
+        An option's `when` is split at its top-level `and`s. Each part runs inside the
+        outermost parameter loop whose variables it reads, when that cannot change which fault
+        is reported: the parts before it cannot fault, and neither can the domains of the loops
+        it is moved out of. Such a part that fails skips the rest of its loop (`break`) when it
+        stays false for every later value of that loop's variable. Other sub-expressions that
+        cannot fault are computed once, outside the loops that do not change them.
+        """
+        node = ins.node
+        fn = _Fn()
+        pre = Sink(fn, 1)
+        shared: dict[int, str] = {}
+        self._pc, self._tables = pc, []
+        body: list[str] = []
+        reuse = self.plan.reused_any.get(pc, {})
+        starts: dict[int, str] = {}
+        needed = {i for lst in reuse.values() for i, _ag in lst}
+        for oi, opt in enumerate(node.options):
+            if oi in needed:
+                starts[oi] = fn.tmp()
+                body.append(f"    {starts[oi]} = len(out)")
+            known = {id(ag): f"(len(out) > {starts[i]})" for i, ag in reuse.get(oi, ())}
+            self._known_any = known
+            try:
+                if opt.name in self.p.end_actions:
+                    # where the first end declaration is, for end_action_index()
+                    e = fn.tmp()
+                    body.append(f"    {e} = len(out)")
+                    body.extend(self._option(oi, opt, fn, pre, shared))
+                    body.append(f"    if s._endk < 0 and len(out) > {e}:")
+                    body.append(f"        s._endk = {e}")
+                else:
+                    body.extend(self._option(oi, opt, fn, pre, shared))
+            finally:
+                self._known_any = {}
+        out = self._tables + [
+            f"def _a{pc}(s):  # {node.span.line}: choices of this decision", "    out = []",
+            "    s._endk = -1"]
+        out += pre.lines + body + ["    return out"]
+        # strings
+        out.append("")
+        out.append(f"def _f{pc}(opt, args):")
+        for oi, opt in enumerate(node.options):
+            parts = []
+            for i, prm in enumerate(opt.params):
+                t = T.strip(self.p.slot_types[self.p.slots[prm]])
+                if t.kind == "enum":
+                    parts.append(f"_N_{ident(t.name)}[args[{i}]]")
+                elif t.kind == "bool":
+                    parts.append(f"('true' if args[{i}] else 'false')")
+                else:
+                    parts.append(f"str(args[{i}])")
+            body_s = " + ', ' + ".join(parts) if parts else None
+            out.append(f"    if opt == {oi}:")
+            if body_s is None:
+                out.append(f"        return {ident(opt.name) + '()'!r}")
+            else:
+                out.append(f"        return {ident(opt.name) + '('!r} + {body_s} + ')'")
+        out.append("    raise AssertionError(opt)")
+        # resume
+        out.append("")
+        out.append(f"def _r{pc}(s, opt, args):")
+        for oi, opt in enumerate(node.options):
+            out.append(f"    if opt == {oi}:")
+            for i, prm in enumerate(opt.params):
+                out.append(f"        s.{slot_attr(self.p.slots[prm])} = args[{i}]")
+            out.append(f"        return {ins.targets[oi]}")
+        out.append("    raise AssertionError(opt)")
+        # apply: the k-th legal action (k already checked): its string, its bindings, resume
+        out.append("")
+        texts = []
+        for oi, opt in enumerate(node.options):
+            if not opt.params:
+                texts.append(repr(ident(opt.name) + "()"))
+                continue
+            t = T.strip(self.p.slot_types[self.p.slots[opt.params[0]]])
+            if len(opt.params) == 1 and t.kind == "enum":
+                out.append(f"_A{pc}_{oi} = tuple({ident(opt.name) + '('!r} + n + ')' "
+                           f"for n in _N_{ident(t.name)})")
+                texts.append(f"_A{pc}_{oi}[args[0]]")
+            else:
+                texts.append(f"_f{pc}({oi}, args)")
+        out.append(f"def _p{pc}(s, acts, k):")
+        out.append("    opt, args = acts[k]" if any(o.params for o in node.options)
+                   else "    opt = acts[k][0]")
+        for oi, opt in enumerate(node.options):
+            out.append(f"    {'if' if oi == 0 else 'elif'} opt == {oi}:")
+            out.append(f"        s.history.append({texts[oi]})")
+            for i, prm in enumerate(opt.params):
+                out.append(f"        s.{slot_attr(self.p.slots[prm])} = args[{i}]")
+            out.append(f"        nxt = {ins.targets[oi]}")
+        out.append("    else:")
+        out.append("        raise AssertionError(opt)")
+        out.append(f"    s._seen.append({'-2 - s.current_player' if node.secret else 'None'})")
+        out.append("    s._acts = None")
+        out.append("    _run(s, nxt)")
+        return out
+
+
+    def _domain_printer(self, prm: ast.OParam, dom):
+        """A function printing the values of one action parameter (given a context)."""
+        if dom.kind == "range":
+            lo, hi, step = dom.bounds
+            return lambda cc: f"range({lo}, {hi + 1}, {step})"
+        if dom.kind == "int":
+            return lambda cc: self.ex(prm.domain, cc)
+        if dom.kind == "set":
+
+            def dom_set(cc):
+                code = self.nn(prm.domain, cc)
+                return self.members(self.t(prm.domain), code)
+            return dom_set
+        if dom.kind == "list":
+            # the members of the parameter's type that are in the list, in order (a none in
+            # the list matches nothing)
+            as_set = T.set_of(T.strip(self.t(prm.domain)).elem)
+            return lambda cc: self.members(as_set, f"mask_of_list({self.nn(prm.domain, cc)})")
+        t = self.p.slot_types[self.p.slots[prm]]
+        return lambda cc: self.domain(t)
+
+    def _option(self, oi: int, opt: ast.Option, fn: _Fn, pre: Sink,
+                shared: dict[int, str]) -> list[str]:
+        m = len(opt.params)
+        c = Ctx()
+        names, levels = [], {}
+        for i, prm in enumerate(opt.params):
+            slot = self.p.slots[prm]
+            c, var = c.with_local(slot)
+            names.append(var)
+            levels[slot] = i
+        op = self.plan.options[(self._pc, oi)]
+        doms = [self._domain_printer(prm, d) for prm, d in zip(opt.params, op.domains)]
+        if op.table_size is not None and op.table_size <= CONST_ACTIONS:
+            # Every value of fixed domains: the (option, args) pairs are made once.
+            codes = [d(Ctx()) for d in doms]
+            table = f"_K{self._pc}_{oi}_all"
+            loops = " ".join(f"for {n} in {code}" for n, code in zip(names, codes))
+            args = "(" + "".join(f"{n}, " for n in names) + ")"
+            self._tables.append(f"{table} = tuple(({oi}, {args}) {loops})")
+            return [f"    out.extend({table})"]
+        placed = {lv: [(a, brk, {slot: Code(str(v), simple=True, const=v)
+                                 for slot, v in sub.items()}) for a, brk, sub in tests]
+                  for lv, tests in op.placed.items()}
+        # emit: level -1 guards as nested ifs, then one loop per parameter. Nothing here changes
+        # state, so the results of inlined defs are shared down the nest (one memo scope per
+        # block).
+        lines: list[str] = []
+        hoist_levels = [pre]
+        inserts: list[tuple[int, Sink]] = []
+        ind = 1
+        scope = Sink(fn, ind)
+
+        def here(scope):
+            return Sink(fn, scope.ind, parent=scope.parent, memo=scope.memo)
+        guard: list[str] = []  # tests joined by `and` until one needs statements first
+        for a, _brk, _sub in placed[-1]:
+            sk = here(scope)
+            code = self.ex(a, Ctx(c.py, sk, _Hoist(hoist_levels, levels, -1, shared)))
+            if sk.lines and guard:
+                # statements before this test: they go inside the tests so far
+                lines.append("    " * ind + f"if {' and '.join(guard)}:")
+                guard = []
+                ind += 1
+                scope = Sink(fn, ind, parent=scope)
+                sk.lines[:] = ["    " + x for x in sk.lines]
+            lines.extend(sk.lines)
+            if is_false(code):  # a folded parameter: the option is never legal
+                return []
+            if not is_true(code):
+                guard.append(code)
+        if guard:
+            lines.append("    " * ind + f"if {' and '.join(guard)}:")
+            ind += 1
+            scope = Sink(fn, ind, parent=scope)
+        for i in range(m):
+            sk = here(scope)
+            dom = doms[i](Ctx(c.py, sk, _Hoist(hoist_levels, levels, i - 1, shared)))
+            lines.extend(sk.lines)
+            lines.append("    " * ind + f"for {names[i]} in {dom}:")
+            ind += 1
+            scope = Sink(fn, ind, parent=scope)
+            level_sink = Sink(fn, ind)
+            hoist_levels.append(level_sink)
+            inserts.append((len(lines), level_sink))
+            for a, brk, sub in placed[i]:
+                sk = here(scope)
+                code = self.ex_not(a, Ctx({**c.py, **sub}, sk,
+                                          _Hoist(hoist_levels, levels, i, shared)))
+                lines.extend(sk.lines)
+                note = "  # then no value of the loop inside passes either" if sub else ""
+                lines.append("    " * ind + f"if {code}:{note}")
+                lines.append("    " * ind + f"    {'break' if brk else 'continue'}")
+        size = op.small_domain
+        if size is not None:
+            # the (option, args) pairs of a one-parameter option, made once
+            table = f"_K{self._pc}_{oi}"
+            # bool values stay bools (False, True): they reach the state JSON as such
+            values = ("(False, True)" if self.p.slot_types[self.p.slots[opt.params[0]]].kind
+                      == "bool" else f"range({size})")
+            self._tables.append(f"{table} = tuple(({oi}, (v,)) for v in {values})")
+            lines.append("    " * ind + f"out.append({table}[{names[0]}])")
+        else:
+            args = "(" + "".join(f"{n}, " for n in names) + ")"
+            lines.append("    " * ind + f"out.append(({oi}, {args}))")
+        for pos, sk in reversed(inserts):
+            lines[pos:pos] = sk.lines
+        return lines
+
+
+    def chance_functions(self, pc: int, ins: ChanceAt) -> list[str]:
+        """_o<pc>: [(value, weight)] in outcome order (or the set itself when every member
+        weighs 1); _s<pc>: outcome string; _v<pc>: who sees it."""
+        node = ins.node
+        slot = self.p.slots[node]
+        fn = _Fn()
+        t = T.strip(self.p.slot_types[slot])
+        dt = T.strip(self.t(node.domain))
+        sk = Sink(fn, 1)
+        c = Ctx(sink=sk)
+        out = [f"def _o{pc}(s):  # {node.span.line}: outcomes of chance '{ident(node.name)}'"]
+        if node.weight is None and dt.kind == "set":
+            dom = self.nn(node.domain, c)
+            sk.emit(f"return {dom}")
+        else:
+            it = self.iter_code(node.domain, c)
+            ci, var = c.with_local(slot)
+            sk.emit("ws = {}")
+            sk.emit(f"for {var} in {it}:")
+            body = sk.deeper()
+            w = self.nn(node.weight, ci.at(body)) if node.weight is not None else "1"
+            body.emit(f"w = {w}")
+            if node.weight is not None:
+                body.emit("if w < 0:")
+                body.emit(f"    fault_weight({self.L(node.weight.span)})")
+            body.emit(f"ws[{var}] = ws.get({var}, 0) + w")
+            sk.emit("return [(v, w) for v, w in ws.items() if w > 0]")
+        out.extend(sk.lines)
+        out.append("")
+        prefix = ident(node.name) + "("
+        if t.kind == "enum":
+            out.append(f"_S{pc} = tuple({prefix!r} + n + ')' for n in _N_{ident(t.name)})")
+            out.append(f"def _s{pc}(v):")
+            out.append(f"    return _S{pc}[v]")
+        elif t.kind == "bool":
+            out.append(f"def _s{pc}(v):")
+            out.append(f"    return {prefix!r} + ('true' if v else 'false') + ')'")
+        else:
+            out.append(f"def _s{pc}(v):")
+            out.append(f"    return {prefix!r} + str(v) + ')'")
+        out.append("")
+        out.append(f"def _v{pc}(s):")
+        if node.seen_by is None:
+            out.append("    return None")
+        else:
+            vs = Sink(fn, 1)
+            out_code = self.ex(node.seen_by, Ctx(sink=vs))
+            out.extend(vs.lines)
+            out.append(f"    who = {out_code}")
+            out.append("    return -1 if who is None else who")
+        # apply: the k-th outcome (k already checked)
+        masked = node.weight is None and dt.kind == "set"
+        out.append("")
+        out.append(f"def _p{pc}(s, acts, k):")
+        if masked and t.kind == "bool":
+            out.append("    v = BOOL_MEMBERS[acts][k]")
+        else:
+            out.append(f"    v = {'kth_bit(acts, k)' if masked else 'acts[k][0]'}")
+        out.append(f"    s.{slot_attr(slot)} = v")
+        out.append(f"    s.history.append({f'_S{pc}[v]' if t.kind == 'enum' else f'_s{pc}(v)'})")
+        if node.seen_by is None:
+            out.append("    s._seen.append(None)")
+        else:
+            vs = Sink(fn, 1)
+            who = self.ex(node.seen_by, Ctx(sink=vs))
+            if vs.lines or not self.optional(node.seen_by):
+                out.append(f"    s._seen.append(_v{pc}(s))" if vs.lines
+                           else f"    s._seen.append({who})")
+            else:
+                out.append(f"    who = {who}")
+                out.append("    s._seen.append(-1 if who is None else who)")
+        out.append("    s._acts = None")
+        out.append(f"    _run(s, {pc + 1})")
+        return out

@@ -1,0 +1,545 @@
+"""Printing expressions (and the statements an expression needs in statement context)."""
+
+from __future__ import annotations
+
+from rulelang import ast
+from rulelang import types as T
+from rulelang.codegen.support import (
+    Code,
+    Ctx,
+    EmitError,
+    Sink,
+    const_of,
+    ident,
+    is_false,
+    is_simple,
+    is_true,
+    loc,
+    slot_attr,
+    strip_parens,
+)
+from rulelang.codegen.tree import (
+    _has_return,
+    _returns,
+)
+from rulelang.errors import Span
+from rulelang.semantics import BINARY_OPS, BUILTINS
+
+_FRESH = (ast.ListLit, ast.SetLit, ast.Comp, ast.Range, ast.Sort, ast.Agg, ast.BinOp,
+          ast.IntLit, ast.BoolLit, ast.NoneLit, ast.Neg, ast.Not)
+
+
+class ExprPrinter:
+    def t(self, e) -> T.Type:
+        return self.p.types[e]
+
+    def L(self, span: Span) -> str:
+        """A constant holding a .rules location string (emitted once per location)."""
+        text = loc(span)
+        if text not in self.where:
+            self.where[text] = f"_W{len(self.where)}"
+        return self.where[text]
+
+    def optional(self, e) -> bool:
+        return self.t(e).kind in ("opt", "none", "any")
+
+    def nn(self, e, c: Ctx) -> str:
+        code = self.ex(e, c)
+        return f"not_none({code}, {self.L(e.span)})" if self.optional(e) else code
+
+    def conv(self, e, c: Ctx, want: T.Type) -> str:
+        """e as a value stored where type `want` is expected: none-checked and copied."""
+        if want.kind in ("opt", "none", "any"):
+            code = self.ex(e, c)
+        else:
+            code = self.nn(e, c)
+        return self.owned(e, code)
+
+    def owned(self, e, code: str) -> str:
+        kind = T.strip(self.t(e)).kind
+        if kind in ("list", "array") and not isinstance(e, _FRESH):
+            return f"deep_copy({code})"
+        return code
+
+    def literal(self, v, t: T.Type) -> str:
+        """A folded constant as Python source (only ints, bools, None and lists thereof)."""
+        if v is None:
+            return Code("None", simple=True, const=None)
+        t = T.strip(t)
+        if t.kind == "bool":
+            return Code("True" if v else "False", simple=True, const=bool(v))
+        if t.kind in ("int", "player", "enum"):
+            return Code(repr(int(v)), simple=True, const=int(v))
+        if t.kind == "set":
+            m = 0
+            for x in v:
+                m |= 1 << int(x)
+            return Code(repr(m), simple=True, const=m)
+        if t.kind in ("list", "array"):
+            elem = t.elem
+            return "[" + ", ".join(self.literal(x, elem) for x in v) + "]"
+        raise EmitError(f"no literal for {t}")
+
+    def desc(self, t: T.Type) -> tuple:
+        t = T.strip(t)
+        k = t.kind
+        if k in ("int", "player", "any", "none"):
+            return ("i",)
+        if k == "bool":
+            return ("b",)
+        if k == "enum":
+            return ("e", tuple(self.p.enums[t.name].members))
+        if k == "set":
+            if t.elem.kind == "enum":
+                return ("s", tuple(self.p.enums[t.elem.name].members))
+            return ("S",)
+        if k == "list":
+            return ("l", self.desc(t.elem))
+        if k == "array":
+            if t.index.kind == "enum":
+                return ("a", self.desc(t.elem), tuple(self.p.enums[t.index.name].members))
+            return ("p", self.desc(t.elem))
+        raise EmitError(f"no descriptor for {t}")
+
+    def size_of(self, index: T.Type) -> str:
+        if index.kind == "enum":
+            return str(len(self.p.enums[index.name].members))
+        return "s.n"
+
+    def domain(self, t: T.Type) -> str:
+        t = T.strip(t)
+        if t.kind == "enum":
+            return f"range({len(self.p.enums[t.name].members)})"
+        if t.kind == "player":
+            return "range(s.n)"
+        if t.kind == "bool":
+            return "(False, True)"
+        raise EmitError(f"no domain for {t}")
+
+    def members(self, set_type: T.Type, code: str) -> str:
+        """The members of a set value (a bit mask) in ascending order: a table lookup for small
+        enums, bools as bools."""
+        elem = T.strip(set_type).elem
+        if elem is not None and elem.kind == "bool":
+            return f"BOOL_MEMBERS[{code}]"
+        if elem is not None and elem.kind == "enum" and len(self.p.enums[elem.name].members) <= 8:
+            return f"SMALL_BITS[{code}]"
+        return f"bits({strip_parens(code)})"
+
+    def iter_code(self, e, c: Ctx, snapshot: bool = False) -> str:
+        ref = self.p.refs.get(e) if isinstance(e, ast.Name) else None
+        if ref is not None and ref[0] == "enum_all":
+            return f"range({len(self.p.enums[ref[1]].members)})"
+        if isinstance(e, ast.Range):
+            return self.range_code(e, c)[1]  # walked once: a Python range will do
+        code = self.nn(e, c)
+        kind = T.strip(self.t(e)).kind
+        if kind == "set":
+            return self.members(self.t(e), code)
+        fresh = isinstance(e, _FRESH) or (
+            isinstance(e, ast.Call) and self.p.refs[e][0] in ("def", "table"))
+        if snapshot and not fresh:
+            return f"list({strip_parens(code)})"
+        return code
+
+    # -- analysis: which expressions cannot fault, and which locals they read
+
+    def seq(self, c: Ctx, parts: list) -> list[str]:
+        """Code of sub-expressions that run in this order: parts are (emit(ctx) -> code, safe).
+
+        In statement context a part may put statements into the sink; every earlier part that
+        could fault is then evaluated into a temporary first, so faults keep their order.
+        """
+        if c.sink is None:
+            return [f(c) for f, _safe in parts]
+        done = []
+        for f, is_safe in parts:
+            sk = c.sink.scratch()
+            code = f(c.at(sk))
+            done.append((code, sk.lines, is_safe))
+        last = max((i for i, d in enumerate(done) if d[1]), default=-1)
+        codes = []
+        for i, (code, lines, is_safe) in enumerate(done):
+            c.sink.lines.extend(lines)
+            if i < last and not is_safe and not is_simple(code):
+                t = c.sink.tmp()
+                c.sink.emit(f"{t} = {code}")
+                code = t
+            codes.append(code)
+        return codes
+
+    def _part_nn(self, e):
+        return (lambda cc: self.nn(e, cc)), self._ok(e)
+
+    def _part_ex(self, e):
+        return (lambda cc: self.ex(e, cc)), self.safe(e)
+
+    # -- expressions
+    def ex(self, e, c: Ctx) -> str:
+        if c.hoist is not None and c.sink is not None:
+            code = self.try_hoist(e, c)
+            if code is not None:
+                return code
+        fn = getattr(self, "emit_" + type(e).__name__, None)
+        if fn is None:
+            raise EmitError(f"no emitter for {type(e).__name__}")
+        return fn(e, c)
+
+    def ex_not(self, e, c: Ctx) -> str:
+        """Code of `not e`, with comparisons flipped instead of negated (ints are totally
+        ordered, so `not a < b` is `a >= b`; both evaluate the same operands in the same order)."""
+        if c.hoist is not None and c.sink is not None:
+            code = self.try_hoist(e, c)
+            if code is not None:
+                return f"(not {code})"
+        if isinstance(e, ast.Not):
+            return self.ex(e.operand, c)
+        if isinstance(e, ast.BinOp) and BINARY_OPS[e.op].flip is not None:
+            return self.emit_BinOp(e, c, negate=True)
+        return f"(not {self.ex(e, c)})"
+
+    def try_hoist(self, e, c: Ctx) -> str | None:
+        """A loop-invariant expression that cannot fault, computed once at the outermost loop
+        level where all it reads is bound (None: compute it here)."""
+        h = c.hoist
+        if isinstance(e, ast.Name):
+            ref = self.p.refs[e]
+            if ref[0] == "state" or (ref[0] == "local" and ref[1] not in c.py):
+                # read once into a Python local at the top of the function
+                key = ("name", *ref)
+                if h.uses is not None and h.uses.get(key, 0) < 2:
+                    return None
+                if key not in h.shared:
+                    alias = (f"_v_{ident(ref[1])}" if ref[0] == "state"
+                             else f"_{slot_attr(ref[1])}")
+                    h.levels[0].emit(f"{alias} = {self.emit_Name(e, c)}")
+                    h.shared[key] = Code(alias, simple=True)
+                return h.shared[key]
+            return None
+        if isinstance(e, ast.IntLit | ast.BoolLit | ast.NoneLit):
+            return None
+        if isinstance(e, ast.Attr) and self.p.refs[e][0] == "member":
+            return None
+        level = -1
+        for slot in self.free(e):
+            if slot in h.param_level:
+                level = max(level, h.param_level[slot])
+            elif slot in c.py:  # bound inside the expression being emitted
+                return None
+        if level == -1 and id(e) in h.shared:
+            return h.shared[id(e)]
+        if level >= h.cur or not self.safe(e):
+            return None
+        sink = h.levels[level + 1]
+        # Written aside first: what it hoists in turn goes into the level's lines before it.
+        aside = Sink(sink.fn, sink.ind)
+        code = self.ex(e, Ctx(c.py, aside, h.at(level)))
+        t = sink.tmp()
+        aside.emit(f"{t} = {code}")
+        sink.lines.extend(aside.lines)
+        if level == -1:
+            h.shared[id(e)] = t
+        return t
+
+    def emit_IntLit(self, e, c):
+        return Code(repr(e.value), simple=True, const=e.value)
+
+    def emit_BoolLit(self, e, c):
+        return Code("True" if e.value else "False", simple=True, const=e.value)
+
+    def emit_NoneLit(self, e, c):
+        return Code("None", simple=True, const=None)
+
+    def emit_Name(self, e, c):
+        """Every name reads one variable or is a literal: simple code."""
+        ref = self.p.refs[e]
+        kind = ref[0]
+        if kind == "local":
+            return c.py.get(ref[1]) or Code(f"s.{slot_attr(ref[1])}", simple=True)
+        if kind == "param":
+            return self.literal(self.k.param_values[ref[1]], self.p.param_types[ref[1]])
+        if kind == "const":
+            t = T.strip(self.t(e))
+            if t.kind not in ("list", "array"):
+                return self.literal(self.k.const_values[ref[1]], t)
+        if kind == "member":
+            return Code(repr(ref[2]), simple=True, const=ref[2])
+        if kind == "enum_all":
+            mask = (1 << len(self.p.enums[ref[1]].members)) - 1
+            return Code(repr(mask), simple=True, const=mask)
+        text = {"state": lambda: f"s.v_{ident(ref[1])}",
+                "const": lambda: f"_C_{ident(ref[1])}",
+                "graph": lambda: f"GRAPH_{self.name_of_graph(ref[1])}",
+                "players": lambda: "s._players",
+                "num_players": lambda: "s.n"}.get(kind)
+        if text is None:
+            raise EmitError(ref)
+        return Code(text(), simple=True)
+
+    def _branch(self, e, c: Ctx, emit) -> tuple[str, list[str]]:
+        """Code of e evaluated only on one branch: (code, statements one level further in)."""
+        if c.sink is None:
+            return emit(e, c), []
+        sk = c.sink.scratch(1)
+        return emit(e, c.at(sk)), sk.lines
+
+    def emit_CondExpr(self, e, c):
+        cond = self.ex(e.cond, c)
+        a, a_lines = self._branch(e.then, c, self.ex)
+        b, b_lines = self._branch(e.orelse, c, self.ex)
+        if not a_lines and not b_lines:
+            return f"({a} if {cond} else {b})"
+        t = c.sink.tmp()
+        c.sink.emit(f"if {cond}:")
+        c.sink.lines.extend(a_lines)
+        c.sink.emit(f"    {t} = {a}")
+        c.sink.emit("else:")
+        c.sink.lines.extend(b_lines)
+        c.sink.emit(f"    {t} = {b}")
+        return t
+
+    def emit_BinOp(self, e, c, negate: bool = False):
+        op = BINARY_OPS[e.op].flip if negate else e.op
+        if op in ("and", "or"):
+            a = self.ex(e.left, c)
+            if is_true(a) or is_false(a):  # a constant (a folded parameter): no test needed
+                if is_true(a) == (op == "and"):
+                    return self.ex(e.right, c)
+                return a
+            b, b_lines = self._branch(e.right, c, self.ex)
+            if not b_lines:
+                return f"({a} {op} {b})"
+            t = c.sink.tmp()
+            c.sink.emit(f"{t} = {a}")
+            c.sink.emit(f"if {'' if op == 'and' else 'not '}{t}:")
+            c.sink.lines.extend(b_lines)
+            c.sink.emit(f"    {t} = {b}")
+            return t
+        entry = BINARY_OPS[op]
+        if entry.kind == "member":
+            sets = T.strip(self.t(e.right)).kind == "set"
+            left = self._part_nn(e.left) if sets else self._part_ex(e.left)
+            a, b = self.seq(c, [left, self._part_nn(e.right)])
+            return entry.emit(a, b, None, sets)
+        if entry.kind == "equal":
+            if isinstance(e.right, ast.NoneLit) or isinstance(e.left, ast.NoneLit):
+                other = e.left if isinstance(e.right, ast.NoneLit) else e.right
+                return f"({self.ex(other, c)} is {'' if op == '==' else 'not '}None)"
+            a, b = self.seq(c, [self._part_ex(e.left), self._part_ex(e.right)])
+            return entry.emit(a, b, None, False)
+        a, b = self.seq(c, [self._part_nn(e.left), self._part_nn(e.right)])
+        if entry.fast is not None and isinstance(e.right, ast.IntLit) and e.right.value != 0:
+            return f"({a} {entry.fast} {b})"
+        where = self.L(e.span) if entry.faults else None
+        return entry.emit(a, b, where, T.strip(self.t(e.left)).kind == "set")
+
+    def emit_Not(self, e, c):
+        return self.ex_not(e.operand, c)
+
+    def emit_Neg(self, e, c):
+        return f"(-{self.nn(e.operand, c)})"
+
+    def emit_Range(self, e, c):
+        plain, code = self.range_code(e, c)
+        return f"list({code})" if plain else code
+
+    def range_code(self, e, c) -> tuple[bool, str]:
+        """(True, a Python range) when the step cannot fault, else (False, an int_range call
+        that checks the step and returns a list)."""
+        parts = [self._part_nn(e.lo), self._part_nn(e.hi)]
+        literal_step = isinstance(e.step, ast.IntLit) and e.step.value > 0
+        if e.step is not None and not literal_step:
+            parts.append(self._part_nn(e.step))
+        codes = self.seq(c, parts)
+        lo, hi = codes[0], codes[1]
+        if e.step is None:
+            starts_at_0 = type(const_of(lo)) is int and const_of(lo) == 0
+            return True, f"range({hi} + 1)" if starts_at_0 else f"range({lo}, {hi} + 1)"
+        if literal_step:
+            return True, f"range({lo}, {hi} + 1, {e.step.value})"
+        return False, f"int_range({lo}, {hi}, {codes[2]}, {self.L(e.span)})"
+
+    def emit_Index(self, e, c):
+        obj, ix = self.seq(c, [self._part_nn(e.obj), self._part_nn(e.index)])
+        if T.strip(self.t(e.obj)).kind == "list":
+            return f"list_item({obj}, {ix}, {self.L(e.span)})"
+        return f"{obj}[{ix}]"
+
+    def emit_Attr(self, e, c):
+        ref = self.p.refs[e]
+        if ref[0] == "member":
+            return repr(ref[2])
+        obj = self.nn(e.obj, c)
+        if ref[0] == "cell":
+            info = self.p.enums[T.strip(self.t(e.obj)).name]
+            c0, ncols, _rows = info.grid
+            if ref[1] == "col":
+                return f"({obj} % {ncols} + {c0})"
+            return f"({obj} // {ncols})"
+        return f"_F_{ident(ref[1])}_{ref[2]}[{obj}]"
+
+    def emit_Call(self, e, c):
+        ref = self.p.refs[e]
+        if ref[0] == "def":
+            d = self.p.defs[ref[1]]
+            if c.sink is not None and d.name in self.plan.inline:
+                return self.inline_call(e, d, c)
+            parts = []
+            for a, f in zip(e.args, d.params):
+                want = self.p.slot_types[self.p.slots[f]]
+                is_safe = self.safe(a) and not (
+                    want.kind not in ("opt", "none", "any") and self.optional(a))
+                parts.append(((lambda cc, a=a, want=want: self.conv(a, cc, want)), is_safe))
+            args = self.seq(c, parts)
+            return f"_d_{ident(d.name)}({', '.join(['s', *args])})"
+        args = self.seq(c, [self._part_nn(a) for a in e.args])
+        if ref[0] == "table":
+            name = ident(ref[1])
+            dense = self.plan.dense.get(ref[1]) if c.sink is not None else None
+            if dense is not None:
+                # the common keys straight from the tuple; the function for the rest
+                k = args[0]
+                if not is_simple(k):
+                    t = c.sink.tmp()
+                    c.sink.emit(f"{t} = {k}")
+                    k = t
+                lo, hi, _values = dense
+                return (f"(_TB_{name}[{k} - {lo}] if {lo} <= {k} <= {hi} "
+                        f"else _t_{name}({k}, {self.L(e.span)}))")
+            return f"_t_{name}({', '.join(args)}, {self.L(e.span)})"
+        entry = BUILTINS.get(e.name)
+        if entry is None:
+            raise EmitError(f"no emitter for builtin {e.name}")
+        return entry.emit(self, e, args)
+
+    # -- what the semantics table's emitters ask for
+    def location(self, e) -> str:
+        """The location constant of an expression (for helpers that can fault)."""
+        return self.L(e.span)
+
+    def known_int(self, code: str) -> int | None:
+        """The int a piece of code is known to denote (a literal, a folded constant), or None."""
+        value = const_of(code)
+        return value if type(value) is int else None
+
+    def bare(self, code: str) -> str:
+        return strip_parens(code)
+
+    def name_of_enum(self, name: str) -> str:
+        return ident(name)
+
+    def name_of_graph(self, name: str) -> str:
+        return ident(name)
+
+    def inline_call(self, e: ast.Call, d: ast.DefDecl, c: Ctx) -> str:
+        """An expression-bodied def expanded in place: arguments are evaluated (and none-checked)
+        first, in order, then the body with the parameters bound to them. An expression body
+        cannot change its arguments, so list arguments need no copy."""
+        parts = []
+        for a, f in zip(e.args, d.params):
+            want = self.p.slot_types[self.p.slots[f]]
+            if want.kind in ("opt", "none", "any"):
+                parts.append(self._part_ex(a))
+            else:
+                parts.append(self._part_nn(a))
+        codes = self.seq(c, parts)
+        py = {}
+        for f, code in zip(d.params, codes):
+            if not is_simple(code):
+                t = c.sink.tmp()
+                c.sink.emit(f"{t} = {code}")
+                code = t
+            py[self.p.slots[f]] = code
+        # A pure def called again with the very same arguments: reuse the first result.
+        key = ("def", d.name, tuple(codes))
+        known = c.sink.recall(key)
+        if known is not None:
+            return known
+        inner = Ctx(py, c.sink, c.hoist)
+        ret = self.p.def_ret[d.name]
+        if isinstance(d.body, ast.Block):
+            # A body of lets, ifs and returns: each return assigns the result.
+            result = c.sink.tmp()
+            self._inline_stmts(list(d.body.stmts), inner, result, ret)
+        else:
+            result = self.conv(d.body, inner, ret)
+        if is_simple(result):
+            c.sink.memo[key] = result
+        return result
+
+    def _inline_stmts(self, stmts: list, c: Ctx, result: str, ret: T.Type) -> None:
+        """Statements of an inlined def body (see _structured): code after an `if` whose
+        branches return is emitted inside the one branch that falls through."""
+        sk = c.sink
+        for i, st in enumerate(stmts):
+            if isinstance(st, ast.Let):
+                slot = self.p.slots[st]
+                c, name = c.with_local(slot)
+                c = c.at(sk)
+                sk.emit(f"{name} = {self.conv(st.value, c, self.p.slot_types[slot])}")
+            elif isinstance(st, ast.Return):
+                sk.emit(f"{result} = {self.conv(st.value, c, ret)}")
+                return
+            else:
+                assert isinstance(st, ast.If)
+                rest = stmts[i + 1:]
+                blocks = [b for _c, b in st.branches] + [st.orelse]
+                if not any(b is not None and _has_return(b.stmts) for b in blocks):
+                    rest = []
+                bodies = []
+                for b in blocks:
+                    body = list(b.stmts) if b is not None else []
+                    if not _returns(body):
+                        body += rest
+                    bodies.append(body)
+
+                def emit_body(inner_sink, body, c=c):
+                    if body:
+                        self._inline_stmts(body, c.at(inner_sink), result, ret)
+                    else:
+                        inner_sink.emit("pass")
+                self._if_chain(c, st.branches, bodies, emit_body)
+                if rest or _has_return([st]):
+                    return
+
+    def _if_chain(self, c: Ctx, branches, bodies: list, emit_body) -> None:
+        """if/elif/else over (cond, _) branches; bodies[i] (one more for the else: None or
+        empty means none) are written by emit_body(sink, body). A condition that needs
+        statements turns its `elif` into `else:` + `if`."""
+        cur = c.sink
+        opened = False  # an `if` is written at cur's level
+        for i, (cond, _b) in enumerate(branches):
+            if not opened:
+                before = len(cur.lines)
+                code = self.ex(cond, c.at(cur))
+                const = len(cur.lines) == before and (is_true(code) or is_false(code))
+                if const and is_false(code):  # a folded parameter: never taken
+                    continue
+                if const:  # always taken: no test, and the later branches are dead
+                    emit_body(cur, bodies[i])
+                    return
+                cur.emit(f"if {code}:")
+                opened = True
+            else:
+                pre = cur.scratch(1)
+                code = self.ex(cond, c.at(pre))
+                if not pre.lines and is_false(code):
+                    continue
+                if not pre.lines and is_true(code):
+                    cur.emit("else:")
+                    emit_body(cur.deeper(), bodies[i])
+                    return
+                if pre.lines:
+                    cur.emit("else:")
+                    cur = cur.deeper()
+                    cur.lines.extend(pre.lines)
+                    cur.emit(f"if {code}:")
+                else:
+                    cur.emit(f"elif {code}:")
+            emit_body(cur.deeper(), bodies[i])
+        if bodies[-1]:
+            if opened:
+                cur.emit("else:")
+                emit_body(cur.deeper(), bodies[-1])
+            else:
+                emit_body(cur, bodies[-1])

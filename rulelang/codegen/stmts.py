@@ -1,0 +1,274 @@
+"""Printing statements, def bodies and table functions."""
+
+from __future__ import annotations
+
+from rulelang import ast
+from rulelang import types as T
+from rulelang.codegen.support import (
+    Code,
+    Ctx,
+    EmitError,
+    Sink,
+    _Fn,
+    _Hoist,
+    ident,
+    is_simple,
+    slot_attr,
+)
+from rulelang.codegen.tree import (
+    _ONE_PASS,
+    _block_exprs,
+    _stmt_exprs,
+)
+from rulelang.lower import (
+    binding_nodes,
+)
+
+
+class StmtPrinter:
+    def target(self, lv: ast.LValue, c: Ctx) -> str:
+        """An assignable Python expression for an lvalue (indexes range-checked on lists)."""
+        ref = self.p.refs[lv]
+        if ref[0] == "local":
+            code = c.py.get(ref[1]) or Code(f"s.{slot_attr(ref[1])}", simple=True)
+            t = self.p.slot_types[ref[1]]
+        else:
+            code = f"s.v_{ident(ref[1])}"
+            t = self.p.state_types[ref[1]]
+        for ix in lv.indices:
+            t = T.strip(t)
+            i = self.nn(ix, c)
+            if t.kind == "list":
+                code = f"{code}[list_index({code}, {i}, {self.L(lv.span)})]"
+            else:
+                code = f"{code}[{i}]"
+            t = t.elem
+        return code
+
+    def _target_safe(self, lv: ast.LValue) -> bool:
+        ref = self.p.refs[lv]
+        t = self.p.slot_types[ref[1]] if ref[0] == "local" else self.p.state_types[ref[1]]
+        for ix in lv.indices:
+            t = T.strip(t)
+            if t.kind == "list" or not self._ok(ix):
+                return False
+            t = t.elem
+        return True
+
+    def _value_then_target(self, s, c: Ctx, value_fn, value_safe: bool,
+                           old_checked: bool = False) -> tuple[str, str]:
+        """(value code, target code) for a statement that evaluates its value before the indexes
+        of its target (as the interpreter does), whatever order Python uses for the final line.
+        old_checked: the final line none-checks the old value before it reads the new one."""
+        sk = c.sink
+        v = value_fn(c)
+        tsk = sk.scratch()
+        tgt = self.target(s.target, c.at(tsk))
+        target_faults = tsk.lines or old_checked or not self._target_safe(s.target)
+        if not value_safe and target_faults and not is_simple(v):
+            t = sk.tmp()
+            sk.emit(f"{t} = {v}")
+            v = t
+        sk.lines.extend(tsk.lines)
+        return v, tgt
+
+    def stmts(self, stmts, c: Ctx, ind: int, ret: T.Type | None = None) -> list[str]:
+        out: list[str] = []
+        for s in stmts:
+            out.extend(self.stmt(s, c, ind, ret))
+        return out or ["    " * ind + "pass"]
+
+    def stmt(self, s, c: Ctx, ind: int, ret: T.Type | None = None) -> list[str]:
+        fn = getattr(self, "emit_" + type(s).__name__, None)
+        if fn is None:
+            raise EmitError(f"no emitter for {type(s).__name__}")
+        f = c.sink.fn if c.sink is not None else _Fn()
+        sk = Sink(f, ind)
+        if c.hoist is not None and not c.hoist.stmt:  # a function that changes no state
+            fn(s, c.at(sk), ret)
+            lines = sk.lines
+        elif isinstance(s, _ONE_PASS):
+            # Nothing changes state until every expression of the statement has run: state
+            # read more than once is read into Python locals first.
+            pre = Sink(f, ind)
+            uses = self.name_uses(_stmt_exprs(s))
+            fn(s, Ctx(c.py, sk, _Hoist([pre], {}, -1, {}, uses, True)), ret)
+            lines = pre.lines + sk.lines
+        else:
+            fn(s, Ctx(c.py, sk, None), ret)
+            lines = sk.lines
+        # The marker lets the module map a generated line back to its .rules line.
+        if lines and "  # rules:" not in lines[0]:
+            lines[0] = lines[0] + f"  # rules:{s.span.line}"
+        return lines
+
+    def emit_Let(self, s, c, ret):
+        slot = self.p.slots[s]
+        name = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
+        c.sink.emit(f"{name} = {self.conv(s.value, c, self.p.slot_types[slot])}")
+
+    def emit_Assign(self, s, c, ret):
+        want = self.t(s.target)
+        v = self.conv(s.value, c, want)
+        tsk = c.sink.scratch()
+        tgt = self.target(s.target, c.at(tsk))
+        if tsk.lines and not is_simple(v):
+            t = c.sink.tmp()
+            c.sink.emit(f"{t} = {v}")
+            v = t
+        c.sink.lines.extend(tsk.lines)
+        c.sink.emit(f"{tgt} = {v}")
+
+    def emit_AugAssign(self, s, c, ret):
+        optional = self.t(s.target).kind in ("opt", "any")
+        v, tgt = self._value_then_target(s, c, lambda cc: self.nn(s.value, cc),
+                                         self._ok(s.value), optional)
+        if optional:
+            c.sink.emit(f"{tgt} = not_none({tgt}, {self.L(s.target.span)}) {s.op} {v}")
+        else:
+            c.sink.emit(f"{tgt} {s.op}= {v}")
+
+    def emit_Add(self, s, c, ret):
+        if self.optional(s.value):
+            w = self.L(s.value.span)
+            v, tgt = self._value_then_target(
+                s, c, lambda cc: f"mask_of(({self.ex(s.value, cc)},), {w})", False)
+            c.sink.emit(f"{tgt} |= {v}")
+            return
+        v, tgt = self._value_then_target(s, c, lambda cc: self.ex(s.value, cc),
+                                         self.safe(s.value))
+        c.sink.emit(f"{tgt} |= 1 << {v}")
+
+    def emit_Remove(self, s, c, ret):
+        if T.strip(self.t(s.target)).kind == "set":
+            if self._target_safe(s.target):
+                bit = c.sink.tmp()
+                c.sink.emit(f"{bit} = 1 << {self.nn(s.value, c)}")
+                tgt = self.target(s.target, c)
+                c.sink.emit(f"if not {tgt} & {bit}:")
+                c.sink.emit(f"    fault_not_in_set({self.L(s.span)})")
+                c.sink.emit(f"{tgt} ^= {bit}")
+                return
+            v, tgt = self._value_then_target(s, c, lambda cc: self.nn(s.value, cc),
+                                             self._ok(s.value))
+            c.sink.emit(f"{tgt} = mask_remove({tgt}, {v}, {self.L(s.span)})")
+            return
+        v, tgt = self._value_then_target(s, c, lambda cc: self.ex(s.value, cc),
+                                         self.safe(s.value))
+        c.sink.emit(f"list_remove({tgt}, {v}, {self.L(s.span)})")
+
+    def emit_Push(self, s, c, ret):
+        elem = T.strip(self.t(s.target)).elem
+        is_safe = self.safe(s.value) and not (
+            elem.kind not in ("opt", "none", "any") and self.optional(s.value))
+        v, tgt = self._value_then_target(s, c, lambda cc: self.conv(s.value, cc, elem), is_safe)
+        c.sink.emit(f"{tgt}.append({v})")
+
+    def emit_If(self, s, c, ret):
+        def emit_body(sink, stmts):
+            sink.lines.extend(self.stmts(stmts, c.at(sink), sink.ind, ret))
+        bodies = [list(b.stmts) for _c, b in s.branches]
+        bodies.append(list(s.orelse.stmts) if s.orelse is not None else None)
+        self._if_chain(c, s.branches, bodies, emit_body)
+
+    def emit_For(self, s, c, ret):
+        slot = self.p.slots[s]
+        var = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
+        c.sink.emit(f"for {var} in {self.iter_code(s.iter, c, snapshot=True)}:")
+        body = c.sink.deeper()
+        c.sink.lines.extend(self.stmts(s.body.stmts, c.at(body), body.ind, ret))
+
+    def emit_While(self, s, c, ret):
+        pre = c.sink.scratch(1)
+        code = self.ex(s.cond, c.at(pre))
+        body = c.sink.deeper()
+        if not pre.lines:
+            c.sink.emit(f"while {code}:")
+        else:
+            # statements before the test: emit it again, negated, inside `while True`
+            pre = c.sink.scratch(1)
+            code = self.ex_not(s.cond, c.at(pre))
+            c.sink.emit("while True:")
+            c.sink.lines.extend(pre.lines)
+            body.emit(f"if {code}:")
+            body.emit("    break")
+        c.sink.lines.extend(self.stmts(s.body.stmts, c.at(body), body.ind, ret))
+
+    def emit_Break(self, s, c, ret):
+        c.sink.emit("break")
+
+    def emit_Return(self, s, c, ret):
+        c.sink.emit(f"return {self.conv(s.value, c, ret)}")
+
+    def emit_Reveal(self, s, c, ret):
+        c.sink.emit(f"reveal(s._seen, s.history, {tuple(ident(a) for a in s.actions)!r})")
+
+    def emit_Fail(self, s, c, ret):
+        c.sink.emit(f"raise RulesRuntimeError({s.message!r}, {self.L(s.span)})")
+
+    # -- declarations
+    def def_function(self, d: ast.DefDecl) -> list[str]:
+        fn = _Fn()
+        c = Ctx()
+        names = []
+        for f in d.params:
+            c, name = c.with_local(self.p.slots[f])
+            names.append(name)
+        ret = self.p.def_ret[d.name]
+        out = [f"def _d_{ident(d.name)}({', '.join(['s', *names])}):  # {d.span.line}"]
+        # A def changes no state: state it reads more than once is read into locals first.
+        pre = Sink(fn, 1)
+        exprs = _block_exprs(d.body.stmts) if isinstance(d.body, ast.Block) else [d.body]
+        hoist = _Hoist([pre], {}, -1, {}, self.name_uses(exprs))
+        if isinstance(d.body, ast.Block):
+            body = list(d.body.stmts)
+            # Def locals are Python locals: map every binding inside the body.
+            for node in binding_nodes(d.body):
+                c, _ = c.with_local(self.p.slots[node])
+            lines = self.stmts(body, Ctx(c.py, Sink(fn, 1), hoist), 1, ret)
+        else:
+            sk = Sink(fn, 1)
+            code = self.conv(d.body, Ctx(c.py, sk, hoist), ret)
+            sk.emit(f"return {code}")
+            lines = sk.lines
+        out.extend(pre.lines)
+        out.extend(lines)
+        return out
+
+
+    def table_function(self, t: ast.TableDecl) -> list[str]:
+        name = ident(t.name)
+        rows = self.k.table_rows[t.name]
+        ret = self.p.def_ret[t.name]
+        args = [f"k{i}" for i in range(len(t.params))]
+        out = []
+        dense = self.plan.dense.get(t.name)
+        if dense is not None:
+            lo, hi, values = dense
+            out.append(f"_TB_{name} = ({', '.join(self.literal(v, ret) for v in values)},)")
+        out.append(f"def _t_{name}({', '.join(args)}, where):  # {t.span.line}")
+        if dense is not None:
+            out.append(f"    if {lo} <= k0 <= {hi}:")
+            out.append(f"        return _TB_{name}[k0 - {lo}]")
+            rows = [(k, v) for k, v in rows if k[0][0] in ("from", "any")]
+        for keys, value in rows:
+            conds = []
+            for a, (kind, lo_, hi_) in zip(args, keys):
+                if kind == "int":
+                    conds.append(f"{a} == {lo_}")
+                elif kind == "range":
+                    conds.append(f"{lo_} <= {a} <= {hi_}")
+                elif kind == "from":
+                    conds.append(f"{a} >= {lo_}")
+            val = self.literal(value, ret)
+            if conds:
+                out.append(f"    if {' and '.join(conds)}:")
+                out.append(f"        return {val}")
+            else:
+                out.append(f"    return {val}")
+                break
+        else:
+            out.append(f"    fault_no_row({name!r}, ({''.join(a + ', ' for a in args)}), where)")
+        return out
+
+    # -- flow

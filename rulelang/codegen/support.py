@@ -1,0 +1,175 @@
+"""Printing support for the code generator: validated names, output sinks, contexts."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rulelang.errors import Span
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+NOT_CONST = object()
+
+
+class Code(str):
+    """Python source of an expression, with what the printer knew when it wrote it: `simple`
+    (a name or a literal: evaluating it later or twice changes nothing) and `const` (the value
+    it denotes, or NOT_CONST). Code built by formatting is a plain str: neither."""
+
+    simple: bool
+    const: object
+
+    def __new__(cls, text: str, simple: bool = False, const: object = NOT_CONST) -> Code:
+        obj = super().__new__(cls, text)
+        obj.simple = simple
+        obj.const = const
+        return obj
+
+
+def is_simple(code: str) -> bool:
+    return getattr(code, "simple", False)
+
+
+def const_of(code: str) -> object:
+    """The value a piece of code is known to denote, or NOT_CONST."""
+    return getattr(code, "const", NOT_CONST)
+
+
+def is_true(code: str) -> bool:
+    return const_of(code) is True
+
+
+def is_false(code: str) -> bool:
+    return const_of(code) is False
+
+
+class EmitError(Exception):
+    """A node the emitter does not know: a compiler bug, never a user error."""
+
+
+def ident(name: str) -> str:
+    """A name from the rules file, validated before it is spliced into generated code."""
+    if not _IDENT.match(name) or not name.isascii():
+        raise EmitError(f"not a valid identifier: {name!r}")
+    return name
+
+
+def slot_attr(slot: str) -> str:
+    name, _, num = slot.partition("#")
+    return f"l_{ident(name)}_{int(num)}"
+
+
+def loc(span: Span) -> str:
+    return f"{span.file}:{span.line}:{span.col}"
+
+
+class _Fn:
+    """One generated function: hands out its temporary names."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def tmp(self) -> Code:
+        self.n += 1
+        return Code(f"_t{self.n}", simple=True)
+
+
+class Sink:
+    """Statement lines of one generated function at one indentation.
+
+    A sink is also a scope for results of inlined defs already computed in a temporary (`memo`):
+    an entry is visible in the code that follows it in the same block and in blocks nested
+    there, never in enclosing blocks. Only code that changes no state shares a scope (an
+    expression, the legal-action tests of one decision); each statement starts a fresh one.
+    """
+
+    def __init__(self, fn: _Fn, ind: int, lines: list[str] | None = None,
+                 parent: Sink | None = None, memo: dict | None = None) -> None:
+        self.fn = fn
+        self.ind = ind
+        self.lines = [] if lines is None else lines
+        self.parent = parent
+        self.memo = {} if memo is None else memo
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.ind + line)
+
+    def tmp(self) -> Code:
+        return self.fn.tmp()
+
+    def deeper(self, n: int = 1) -> Sink:
+        """The same lines, n levels further in: a nested block (a new memo scope)."""
+        return Sink(self.fn, self.ind + n, self.lines, parent=self)
+
+    def scratch(self, n: int = 0) -> Sink:
+        """New lines (spliced in later by the caller), n levels further in. At the same level
+        the lines run unconditionally where they are spliced, so they share this scope."""
+        if n == 0:
+            return Sink(self.fn, self.ind, parent=self.parent, memo=self.memo)
+        return Sink(self.fn, self.ind + n, parent=self)
+
+    def recall(self, key) -> str | None:
+        sk: Sink | None = self
+        while sk is not None:
+            if key in sk.memo:
+                return sk.memo[key]
+            sk = sk.parent
+        return None
+
+
+@dataclass
+class _Hoist:
+    """Loop-invariant code motion inside a legal-action function (see Emitter.choose_functions).
+
+    levels[i] holds the values computed at loop level i - 1 (level -1: before every loop).
+    """
+
+    levels: list[Sink]
+    param_level: dict[str, int]
+    cur: int
+    shared: dict = field(default_factory=dict)  # node id (or name) -> temp at level -1
+    uses: dict | None = None  # reads per name: alias only those read more than once
+    stmt: bool = False  # valid for one statement only (state may change after it)
+
+    def at(self, level: int) -> _Hoist:
+        return _Hoist(self.levels, self.param_level, level, self.shared, self.uses, self.stmt)
+
+
+@dataclass
+class Ctx:
+    """Where locals live (flow locals on the state, def and loop locals in Python) and where
+    statements computing sub-expressions go (sink None: a pure Python expression is needed)."""
+
+    py: dict[str, str] = field(default_factory=dict)  # slot -> Python code reading it
+    sink: Sink | None = None
+    hoist: _Hoist | None = None
+
+    def with_local(self, slot: str) -> tuple[Ctx, str]:
+        name = Code("v_" + slot_attr(slot)[2:], simple=True)
+        return Ctx({**self.py, slot: name}, self.sink, self.hoist), name
+
+    def at(self, sink: Sink | None) -> Ctx:
+        return Ctx(self.py, sink, self.hoist)
+
+    def pure(self) -> Ctx:
+        return Ctx(self.py, None, self.hoist)
+
+
+
+def strip_parens(code: str) -> str:
+    """Code without parentheses around the whole of it (for the only argument of a call)."""
+    if "'" in code or '"' in code:
+        return code
+    while code.startswith("(") and code.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(code):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(code) - 1:
+                return code  # the first group closes before the end: `(a) + (b)`
+        inner = code[1:-1]
+        if inner.endswith(",") or not inner:
+            return code  # a tuple
+        code = inner
+    return code
+

@@ -1,0 +1,74 @@
+"""The checked program: the AST plus the side tables (types, name references, local slots) that
+the checker fills in and every later stage reads."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from rulelang import ast
+from rulelang import types as T
+from rulelang.errors import Span
+
+# Statements that pause the flow or leave it (the lowering turns them into instructions).
+PAUSES = (ast.Choose, ast.Chance, ast.Run, ast.Finish)
+
+
+@dataclass
+class EnumInfo:
+    name: str
+    members: list[str]
+    fields: list[tuple[str, T.Type]]
+    member_args: list[tuple[ast.Expr, ...]]
+    span: Span
+    grid: tuple[int, int, list[str]] | None = None  # (first col, number of cols, row labels)
+
+
+@dataclass
+class Program:
+    """A checked .rules file: the AST plus the side tables both back ends read."""
+
+    filename: str
+    source: str
+    module: ast.Module
+    name: str = ""
+    min_players: int = 1
+    max_players: int = 1
+    variant: str | None = None
+    variants: dict[str, ast.VariantDecl] = field(default_factory=dict)
+    params: dict[str, ast.ParamDecl] = field(default_factory=dict)
+    param_types: dict[str, T.Type] = field(default_factory=dict)
+    param_exprs: dict[str, ast.Expr] = field(default_factory=dict)  # effective (variant applied)
+    param_values: dict[str, object] = field(default_factory=dict)  # -D overrides, typed values
+    enums: dict[str, EnumInfo] = field(default_factory=dict)
+    graphs: dict[str, ast.GraphDecl] = field(default_factory=dict)
+    consts: dict[str, ast.ConstDecl] = field(default_factory=dict)
+    tables: dict[str, ast.TableDecl] = field(default_factory=dict)
+    defs: dict[str, ast.DefDecl] = field(default_factory=dict)
+    phases: dict[str, ast.PhaseDecl] = field(default_factory=dict)
+    state_vars: list[ast.StateVar] = field(default_factory=list)
+    state_types: dict[str, T.Type] = field(default_factory=dict)
+    flow: ast.FlowDecl | None = None
+    score: ast.ScoreDecl | None = None
+    tiebreak: ast.ScoreDecl | None = None
+    heuristic: ast.ScoreDecl | None = None  # `heuristic p => ...` (bots), or None
+    metrics: dict[str, ast.MetricDecl] = field(default_factory=dict)
+    param_ranges: dict[str, tuple[int, int]] = field(default_factory=dict)  # `param n: int in a..b`
+    types: dict[object, T.Type] = field(default_factory=dict)
+    refs: dict[object, tuple] = field(default_factory=dict)
+    slots: dict[object, str] = field(default_factory=dict)
+    slot_names: dict[str, str] = field(default_factory=dict)
+    slot_types: dict[str, T.Type] = field(default_factory=dict)
+    action_sigs: dict[str, tuple[T.Type, ...]] = field(default_factory=dict)
+    end_actions: frozenset[str] = frozenset()
+
+    field_types: dict[object, T.Type] = field(default_factory=dict)
+    def_ret: dict[str, T.Type] = field(default_factory=dict)
+    view: ast.ViewDecl | None = None  # the `view` section, checked by rulelang/view.py
+
+    def field_type(self, f: ast.Field) -> T.Type:
+        return self.field_types[f]
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
