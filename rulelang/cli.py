@@ -502,8 +502,15 @@ def _read_record(path: str) -> dict[str, Any]:
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.argument("record", type=click.Path(dir_okay=False))
 @click.option("--backend", type=click.Choice(BACKENDS), default=DEFAULT_BACKEND, show_default=True)
+@click.option("--step", is_flag=True,
+              help="Show each action and the view after it (Enter for the next, q to stop).")
+@click.option("--seat", type=int, default=None,
+              help="With --step: what this seat saw (default: the full state).")
+@click.option("--from", "from_step", type=int, default=0, show_default=True,
+              help="With --step: the first step to show.")
 @click.pass_context
-def replay(ctx: click.Context, file: str, record: str, backend: str) -> None:
+def replay(ctx: click.Context, file: str, record: str, backend: str, step: bool,
+           seat: int | None, from_step: int) -> None:
     """Replay RECORD (JSON game record) against FILE, checking every state digest."""
     load = _get_loader(ctx)
     rules_errors, illegal_action = _engine_errors()
@@ -561,7 +568,19 @@ def replay(ctx: click.Context, file: str, record: str, backend: str) -> None:
         bad(f"{record} has {len(digests)} digests for {len(actions)} actions "
             "(every action has one)")
     catch: tuple[type[BaseException], ...] = (illegal_action,) if illegal_action else ()
+    stepper = None
+    if step:
+        from rulelang.play import Stepper
+
+        if seat is not None and not 0 <= seat < rec["players"]:
+            _fail(f"--seat {seat}: the record has seats 0..{rec['players'] - 1}", X.USAGE)
+        try:
+            stepper = Stepper(file, rec, seat, console, from_step,
+                              interactive=sys.stdin.isatty())
+        except rules_errors as err:
+            _rules_fail(err)
     for i, action in enumerate(actions):
+        actor = state.current_player
         try:
             state.apply(action)
         except catch as err:
@@ -573,6 +592,8 @@ def replay(ctx: click.Context, file: str, record: str, backend: str) -> None:
             if got != digests[i]:
                 bad(f"digest mismatch at step {i} (after {action!r}): "
                     f"record has {digests[i]}, replay gives {got}")
+        if stepper is not None:
+            stepper.show(i, actor, state)
     checked = len(actions) if digests is not None else 0
     if steps is not None and digests is not None:
         checked = len(digest_at)

@@ -564,3 +564,57 @@ def plain_game(session: Session, console, read: Callable[[str], str],
     for line in session.result_lines():
         console.print(Text(line))
     return True
+
+
+# ---------------------------------------------------------------------------------- replay
+
+
+class Stepper:
+    """`rulelang replay --step`: each action of a record and the view after it, as one seat
+    saw it or (seat None) with the full state."""
+
+    def __init__(self, path: str, record: dict, seat: int | None, console,
+                 from_step: int = 0, interactive: bool = False,
+                 read: Callable[[str], str | None] | None = None) -> None:
+        import rulelang
+
+        program = rulelang.check_file(path, variant=record.get("variant"),
+                                      params=record.get("params") or {})
+        self.viewer = Viewer(program)
+        self.labels = param_labels(program)
+        self.seat = seat
+        self.console = console
+        self.from_step = from_step
+        self.interactive = interactive
+        self.read = read or _input_or_none
+        self.stopped = False
+
+    def show(self, i: int, actor: int, state) -> None:
+        from rich.rule import Rule
+        from rich.text import Text
+
+        if self.stopped or i < self.from_step:
+            return
+        hist = state.history if self.seat is None else state.history_for(self.seat)
+        who = "chance" if actor == CHANCE else seat_name(actor, self.seat)
+        self.console.print(Rule(f"step {i}: {who}: {hist[i]}"))
+        if self.seat is None:
+            obj = json.loads(state.to_json())
+            obj["player"] = None
+            model = self.viewer.model(obj, None)
+        else:
+            model = self.viewer.model(state.observation(self.seat), self.seat)
+        for r in rich_view(model):
+            self.console.print(r)
+        if self.interactive:
+            answer = self.read("Enter: next step, q: stop showing ")
+            if answer is None or answer.strip().lower() == "q":
+                self.stopped = True
+                self.console.print(Text("(checking the rest without showing it)"))
+
+
+def _input_or_none(prompt: str) -> str | None:
+    try:
+        return input(prompt)
+    except EOFError:
+        return None

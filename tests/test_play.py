@@ -174,3 +174,22 @@ def test_resume_continues_a_recorded_game(tmp_path):
     s = Session.resume(PODER, rec, ["human", "random", "random"], seed=4)
     assert s.state.history == rec["actions"]
     assert s.digests == rec["digests"]
+
+
+def test_replay_steps_through_a_record_for_a_seat_or_the_full_state(tmp_path):
+    record = tmp_path / "pola.json"
+    res = run(["play", POLA, "--players", "random,random,random", "--seed", "3",
+               "--record", str(record)], input="")
+    assert res.exit_code == 0, res.stderr
+    rec = json.loads(record.read_text())
+    assert rec["actions"][3].startswith("lobby(")  # P0's sealed bid
+    seat1 = run(["replay", POLA, str(record), "--step", "--seat", "1", "--from", "3"], input="")
+    assert seat1.exit_code == 0, seat1.stderr
+    assert "step 3: P0: ?" in seat1.stdout and "step 2:" not in seat1.stdout
+    assert "Your sealed lobbying bid" in seat1.stdout
+    full = run(["replay", POLA, str(record), "--step"], input="")
+    assert f"step 3: P0: {rec['actions'][3]}" in full.stdout
+    assert full.stdout.count("─ step ") == len(rec["actions"])
+    assert f"replayed {len(rec['actions'])} actions" in full.stdout
+    bad = run(["replay", POLA, str(record), "--step", "--seat", "7"], input="")
+    assert bad.exit_code == 2 and "--seat 7" in bad.stderr
