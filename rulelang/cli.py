@@ -618,6 +618,48 @@ def replay(ctx: click.Context, file: str, record: str, backend: str, step: bool,
         bad(f"winners differ: record has {rec['winners']}, replay gives {winners}")
 
 
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--players", "-p", type=int, default=None,
+              help="Player count for the observation layout (default: the file's minimum).")
+@click.option("--variant", default=None, help="Named variant declared in the file.")
+@click.option("-D", "defines", multiple=True, metavar="NAME=VALUE", callback=_parse_defines,
+              help="Override a rules parameter (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the layouts as JSON.")
+def spaces(file: str, players: int | None, variant: str | None, defines: dict[str, Any],
+           as_json: bool) -> None:
+    """Print FILE's fixed action and chance spaces and its observation vector layout."""
+    from rulelang import check_file
+    from rulelang.rl import ObservationEncoder, action_space, chance_space
+
+    rules_errors, _ = _engine_errors()
+    try:
+        program = check_file(file, variant=variant, params=defines)
+        acts, chance = action_space(program), chance_space(program)
+    except rules_errors as err:
+        _rules_fail(err)
+    except ValueError as err:
+        _fail(_error_text(err), X.RULES)
+    n = players if players is not None else program.min_players
+    if not program.min_players <= n <= program.max_players:
+        _fail(f"{program.name} takes {program.min_players}-{program.max_players} players, "
+              f"not {n}", X.USAGE)
+    enc = ObservationEncoder(program, n)
+    if as_json:
+        click.echo(json.dumps({"actions": acts.describe(), "chance": chance.describe(),
+                               "observation": enc.describe(), "players": n}, indent=1))
+        return
+    for title, space in (("actions", acts), ("chance outcomes", chance)):
+        click.echo(f"{title}: {len(space)}")
+        for k in space.describe():
+            sig = f"{k['action']}({', '.join(p['name'] for p in k['params'])})"
+            last = k["offset"] + k["size"] - 1
+            click.echo(f"  {sig:<30} {k['offset']:>6} .. {last:>6}  ({k['size']})")
+    click.echo(f"observation ({n} players): {enc.size}")
+    for f in enc.describe():
+        click.echo(f"  {f['field']:<30} {f['offset']:>6}  {f['size']:>5}  {f['type']}")
+
+
 @cli.command(name="compile")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--variant", default=None, help="Named variant declared in the file.")

@@ -75,7 +75,7 @@ def check_view(checker) -> None:
                     checker.expect(e, inner, ctx, T.INT)
                     exprs.append(e)
             elif info.grid is None:
-                checker.error("E041", f"'{item.enum}' is not a grid: say where each member "
+                checker.error("E051", f"'{item.enum}' is not a grid: say where each member "
                               f"goes with 'at COL, ROW'", item.span)
             for cell in item.cells:
                 if cell.value is not None:
@@ -169,16 +169,16 @@ def _check_visibility(checker, e: ast.Expr, me_slot: str, reads: dict[str, set[s
         if ref[0] == "state":
             vis = visibility.get(ref[1])
             if vis == "hidden":
-                checker.error("E040", f"a view cannot read hidden state '{ref[1]}'", n.span,
+                checker.error("E050", f"a view cannot read hidden state '{ref[1]}'", n.span,
                               "views show only what the player's observation holds")
             elif vis == "private" and id(n) not in allowed:
-                checker.error("E040", f"a view can read private state '{ref[1]}' only as "
+                checker.error("E050", f"a view can read private state '{ref[1]}' only as "
                               f"'{ref[1]}[me]'", n.span)
         elif ref[0] == "def":
             bad = sorted(v for v in reads.get(ref[1], ()) if visibility.get(v) in
                          ("hidden", "private"))
             if bad:
-                checker.error("E040", f"a view cannot call '{ref[1]}': it reads "
+                checker.error("E050", f"a view cannot call '{ref[1]}': it reads "
                               f"{visibility[bad[0]]} state '{bad[0]}'", n.span)
 
 

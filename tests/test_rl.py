@@ -3,7 +3,9 @@ PettingZoo, Gymnasium and OpenSpiel adapters passing their libraries' own API te
 
 from __future__ import annotations
 
+import json
 import random
+import re
 import warnings
 from pathlib import Path
 
@@ -174,3 +176,43 @@ def test_gymnasium_episode_against_random_bots():
     _obs, reward, done, _t, info = env.step(bad)
     assert (reward, done) == (-1.0, True) and info["illegal_action"] == env.table.actions.action(
         bad)
+
+
+DOCS = (ROOT / "docs" / "rl.md").read_text(encoding="utf-8")
+EXAMPLES = re.findall(r"^```python\n(.*?)^```", DOCS, re.MULTILINE | re.DOTALL)
+
+
+def test_docs_have_the_examples():
+    assert len(EXAMPLES) == 4
+
+
+@pytest.mark.parametrize("code", EXAMPLES, ids=[f"example{i}" for i in range(len(EXAMPLES))])
+def test_docs_example_runs(code, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    with warnings.catch_warnings():
+        _quiet_pettingzoo_advice()
+        exec(compile(code, "docs/rl.md", "exec"), {})
+
+
+def test_gymnasium_opponent_can_be_a_workbench_bot():
+    from rulelang.rl.gym_env import RulesEnv
+
+    env = RulesEnv(rules("polanaftowe"), num_players=3, opponent="greedy")
+    _obs, info = env.reset(seed=2)
+    assert env.state.current_player == 0 and info["action_mask"].sum() > 0
+
+
+def test_spaces_command(tmp_path):
+    from click.testing import CliRunner
+
+    from rulelang.cli import cli
+
+    res = CliRunner().invoke(cli, ["spaces", rules("acquire"), "--players", "3"])
+    assert res.exit_code == 0, res.output
+    assert "  dispose(sell, trade)              139 ..    476  (338)" in res.output
+    assert "observation (3 players): 1567" in res.output
+    res = CliRunner().invoke(cli, ["spaces", rules("acquire"), "--json"])
+    data = json.loads(res.output)
+    assert data["players"] == 2
+    assert data["actions"][0]["params"][0]["values"][:3] == ["1A", "2A", "3A"]
+    assert [k["action"] for k in data["actions"]][:2] == ["place", "pass_place"]

@@ -60,11 +60,11 @@ VIEW_LINE = BASE.count("\n") + 2  # the first line inside `view {`
 
 
 @pytest.mark.parametrize("body, code, message", [
-    ('show "bag" => len(bag),', "E040", "a view cannot read hidden state 'bag'"),
-    ('show "peek" => peek(),', "E040", "a view cannot call 'peek': it reads hidden state 'bag'"),
-    ('table "t" for q in players { col "h" => hand[q] },', "E040",
+    ('show "bag" => len(bag),', "E050", "a view cannot read hidden state 'bag'"),
+    ('show "peek" => peek(),', "E050", "a view cannot call 'peek': it reads hidden state 'bag'"),
+    ('table "t" for q in players { col "h" => hand[q] },', "E050",
      "a view can read private state 'hand' only as 'hand[me]'"),
-    ('board Colour as c { cell "x" },', "E041", "'Colour' is not a grid"),
+    ('board Colour as c { cell "x" },', "E051", "'Colour' is not a grid"),
     ('board Nope as c { cell "x" },', "E010", "undefined enum or grid 'Nope'"),
     ('label go(j: "amount"),', "E010", "undefined parameter of go 'j'"),
     ('label stop(k: "x"),', "E010", "undefined action 'stop'"),

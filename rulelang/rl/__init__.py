@@ -49,12 +49,19 @@ class Space:
         self.n = sum(k.size for k in kinds)
         self._pos = {k.name: [{v: i for i, v in enumerate(p.values)} for p in k.params]
                      for k in kinds}
+        self._memo: dict[str, int] = {}  # action strings seen so far (drivers repeat them)
 
     def __len__(self) -> int:
         return self.n
 
     def index(self, action: str) -> int:
         """The integer of a canonical action string ('dispose(2, 4)' -> 4711)."""
+        k = self._memo.get(action)
+        if k is None:
+            k = self._memo[action] = self._index(action)
+        return k
+
+    def _index(self, action: str) -> int:
         name, _, rest = action.partition("(")
         kind = self.by_name.get(name)
         if kind is None:
@@ -183,6 +190,7 @@ class ObservationEncoder:
         self.phases = sorted(program.phases)
         self.vars = [(v.name, program.state_types[v.name]) for v in program.state_vars
                      if v.visibility != "hidden"]
+        self._sizes: dict[T.Type, int] = {}
         fields, off = [], 0
         for name, size in ([("seat", num_players), ("to_move", num_players + 2),
                             ("phase", len(self.phases) + 1)]
@@ -202,6 +210,12 @@ class ObservationEncoder:
         raise AssertionError(t)
 
     def _size(self, t: T.Type) -> int:
+        n = self._sizes.get(t)
+        if n is None:
+            n = self._sizes[t] = self._size_of(t)
+        return n
+
+    def _size_of(self, t: T.Type) -> int:
         k = t.kind
         if k == "opt":
             return 1 + self._size(t.elem)

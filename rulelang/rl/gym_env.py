@@ -46,6 +46,13 @@ class RulesEnv(gymnasium.Env):
             self.opponent: Bot = lambda s, rng: random_bot(s, rng, ends)
         elif callable(opponent):
             self.opponent = opponent
+        elif isinstance(opponent, str):
+            # a workbench bot spec (greedy, mcts@N, module:function), one bot per other seat
+            from rulelang import bots
+
+            seats = {p: bots.make_bot(opponent, self.table.game, p, sim.bot_seed(0, p))
+                     for p in range(num_players) if p != seat}
+            self.opponent = lambda s, rng: seats[s.current_player].choose(s)
         else:
             raise ValueError(f"unknown opponent {opponent!r}")
         self.render_mode = render_mode
