@@ -188,3 +188,25 @@ def test_acquire_view_shows_own_hand_only():
             assert items[-2 if s.get_var("ending") else -1] == {
                 "kind": "show", "label": "Your hand",
                 "text": ", ".join(sorted(hand, key=lambda t: (t[-1], int(t[:-1])))) or "-"}
+
+
+def test_views_agree_on_both_back_ends():
+    program = rulelang.check_file(ROOT / "rules" / "poder.rules")
+    viewer = Viewer(program)
+    games = {b: rulelang.load(ROOT / "rules" / "poder.rules", backend=b)
+             for b in ("interpreter", "compiled")}
+    rng = random.Random(4)
+    states = {b: g.new_game(3) for b, g in games.items()}
+    for i in range(120):
+        s = states["interpreter"]
+        if s.is_terminal():
+            break
+        k = (sim.pick_chance(rng, s) if s.current_player == sim.CHANCE
+             else rng.randrange(s.num_choices()))
+        for st in states.values():
+            st.apply_index(k)
+        if i % 8:
+            continue
+        for p in range(3):
+            models = [viewer.model(st.observation(p)) for st in states.values()]
+            assert models[0] == models[1]
