@@ -45,7 +45,7 @@ def aec(path: str, players: int, games: int) -> tuple[int, float]:
     steps, t = 0, time.perf_counter()
     for g in range(games):
         env.reset(seed=g)
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, _r, term, trunc, _i = env.last()
             if term or trunc:
                 env.step(None)

@@ -130,11 +130,13 @@ def resolve(answer: str, legal: list[str]) -> int:
     text = answer.strip()
     if not text:
         raise InputError("empty answer")
-    if text.isdigit():
-        k = int(text) - 1
+    if re.fullmatch(r"[0-9]+", text):
+        # ASCII digits only (str.isdigit also takes '²'); a long number is simply out of range
+        k = int(text) - 1 if len(text) <= 9 else -1
         if 0 <= k < len(legal):
             return k
-        raise InputError(f"no action numbered {text} (1-{len(legal)})")
+        shown = text if len(text) <= 12 else text[:12] + "..."
+        raise InputError(f"no action numbered {shown} (1-{len(legal)})")
     if text in legal:
         return legal.index(text)
     toks = _tokens(text)
@@ -553,14 +555,18 @@ def plain_game(session: Session, console, read: Callable[[str], str],
                 continue
             session.play(p, k)
             break
-    if spectator is not None or not humans:
-        tail = session.log_lines(spectator, seen.get(spectator, 0) if spectator is not None
-                                 else len(session.log))
-        for line in tail:
+    if len(humans) == 1:
+        for line in session.log_lines(spectator, seen[spectator]):
             console.print(Text(line, style="dim"))
+    elif hot_seat and clear is not None:
+        clear()  # nobody's own view stays on screen, only the result
     console.print(Rule("game over"))
-    for r in rich_view(session.view(spectator)):
-        console.print(r)
+    if len(humans) == 1:
+        for r in rich_view(session.view(spectator)):
+            console.print(r)
+    elif not humans:
+        for r in rich_view(session.view(None)):
+            console.print(r)
     for line in session.result_lines():
         console.print(Text(line))
     return True

@@ -19,7 +19,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, OptionList, RichLog, Static
+from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from rulelang.play import LIST_LIMIT, InputError, Session, group_actions, resolve, rich_view
@@ -74,6 +74,7 @@ class TableApp(App[bool]):
         self.seen: dict[int, int] = {p: 0 for p in session.humans()}
         self.showing: int | None = None  # the seat whose screen is shown
         self.legal: list[str] = []
+        self.log_shown: list[str] = []  # the log lines on screen (a Static reflows on resize)
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -81,17 +82,17 @@ class TableApp(App[bool]):
             with VerticalScroll(id="view"):
                 yield Static(id="board")
             with Vertical(id="side"):
-                yield RichLog(id="log", wrap=True, markup=False)
+                with VerticalScroll(id="log"):
+                    yield Static(id="logtext")
                 yield OptionList(id="actions")
         yield Input(placeholder="type an action, a number, or filter the list", id="entry")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#log", RichLog).border_title = "log"
+        self.query_one("#log", VerticalScroll).border_title = "log"
         self.query_one("#actions", OptionList).border_title = "your actions"
         self.session.advance()
-        # after the first layout, so the log wraps at its real width
-        self.call_after_refresh(self.turn)
+        self.turn()
 
     # -- turns
     def turn(self) -> None:
@@ -107,22 +108,25 @@ class TableApp(App[bool]):
         else:
             self.show_turn(p)
 
+    def write_log(self, lines: list[str], clear: bool = False) -> None:
+        if clear:
+            self.log_shown = []
+        self.log_shown.extend(lines)
+        self.query_one("#logtext", Static).update(Text("\n".join(self.log_shown)))
+        self.query_one("#log", VerticalScroll).scroll_end(animate=False)
+
     def blank(self) -> None:
         self.query_one("#board", Static).update("")
-        self.query_one("#log", RichLog).clear()
+        self.write_log([], clear=True)
         self.query_one("#actions", OptionList).clear_options()
         self.query_one("#status", Static).update("")
 
     def show_turn(self, p: int) -> None:
         s = self.session
-        log = self.query_one("#log", RichLog)
         if self.showing != p:
-            log.clear()
-            for line in s.log_lines(p):
-                log.write(Text(line))
+            self.write_log(s.log_lines(p), clear=True)
         else:
-            for line in s.log_lines(p, self.seen[p]):
-                log.write(Text(line))
+            self.write_log(s.log_lines(p, self.seen[p]))
         self.seen[p] = len(s.log)
         self.showing = p
         self.query_one("#status", Static).update(Text(s.status(p), style="bold"))
@@ -152,15 +156,18 @@ class TableApp(App[bool]):
     def show_end(self) -> None:
         s = self.session
         humans = s.humans()
-        viewer = humans[0] if len(humans) == 1 else None
         self.query_one("#status", Static).update(Text("game over: ctrl+q to leave",
                                                       style="bold"))
-        self.query_one("#board", Static).update(
-            RichGroup(*rich_view(s.view(viewer)), Text(""),
-                      *(Text(line) for line in s.result_lines())))
-        log = self.query_one("#log", RichLog)
-        for line in s.log_lines(viewer, self.seen.get(viewer, 0) if viewer is not None else 0):
-            log.write(Text(line))
+        results = [Text(line) for line in s.result_lines()]
+        if len(humans) == 1:
+            p = humans[0]
+            self.query_one("#board", Static).update(
+                RichGroup(*rich_view(s.view(p)), Text(""), *results))
+            self.write_log(s.log_lines(p, self.seen[p]))
+        else:
+            # hot seat (or bots only): nobody's own view stays on screen, only the result
+            self.query_one("#board", Static).update(RichGroup(*results))
+            self.write_log([], clear=True)
         self.query_one("#actions", OptionList).clear_options()
         self.legal = []
 

@@ -86,12 +86,14 @@ class WebTable:
             legal = st.legal_actions()
             try:
                 if "index" in data:
-                    k = int(data["index"])
+                    k = data["index"]
+                    if type(k) is not int:
+                        return "index must be a whole number"
                     if not 0 <= k < len(legal):
                         return f"no action numbered {k + 1}"
                 else:
                     k = resolve(str(data.get("answer", "")), legal)
-            except (InputError, ValueError) as err:
+            except (InputError, ValueError, TypeError) as err:
                 return str(err)
             self.session.play(p, k)
         await self.broadcast()

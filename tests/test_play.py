@@ -69,6 +69,8 @@ def test_loose_answers_resolve_to_the_unique_action(answer, index):
     ("p", "'p' could be pass_place, place"),
     ("bogus", "'bogus' is not legal now"),
     ("", "empty answer"),
+    ("²", "'²' is not legal now"),
+    ("9" * 40, "no action numbered 999999999999... (1-6)"),
 ])
 def test_answers_that_match_no_single_action_say_why(answer, message):
     with pytest.raises(InputError) as err:

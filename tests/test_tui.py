@@ -6,7 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from textual.widgets import OptionList, RichLog, Static
+from textual.widgets import OptionList, Static
 
 from rulelang.play import Session
 from rulelang.tui import HandOff, TableApp
@@ -17,7 +17,7 @@ POLA = str(ROOT / "rules" / "polanaftowe.rules")
 
 
 def log_text(app: TableApp) -> str:
-    return "\n".join(line.text for line in app.query_one("#log", RichLog).lines)
+    return "\n".join(app.log_shown)
 
 
 def board_text(app: TableApp) -> str:

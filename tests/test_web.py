@@ -87,6 +87,10 @@ def test_pola_sealed_bid_stays_out_of_the_other_seats_messages():
         # a seat cannot move for another
         ws0.send_json({"answer": "lobby 100"})
         assert ws0.receive_json() == {"error": "it is not your turn"}
+        ws1.send_json({"index": [3]})
+        assert ws1.receive_json() == {"error": "index must be a whole number"}
+        ws1.send_json({"index": 10**6})
+        assert ws1.receive_json() == {"error": "no action numbered 1000001"}
 
 
 def test_seat_links():
