@@ -300,7 +300,8 @@ class Viewer:
         p = self.program
         st = self._state(obs)
         ev = _Evaluator(self.game, st)
-        env = {p.slots[self.view]: me if me is not None else 0}
+        # a spectator (full state, no seat) has no `me`: entries that need one show "?"
+        env = {p.slots[self.view]: me}
 
         def val(e, scope):
             try:
