@@ -7,7 +7,7 @@ from pathlib import Path
 from rulelang.errors import IllegalAction, RulesError, RulesRuntimeError
 from rulelang.runtime import CHANCE, TERMINAL
 
-__version__ = "0.1.0"
+from rulelang._version import __version__
 __all__ = ["CHANCE", "TERMINAL", "IllegalAction", "RulesError", "RulesRuntimeError", "load",
            "load_text", "check_file", "__version__"]
 

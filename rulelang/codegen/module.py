@@ -119,7 +119,7 @@ def _copy_code(t: T.Type, src: str) -> str:
 
 def compile_program(program: Program, consts: Constants | None = None) -> str:
     """Generate the engine module for a checked program (one variant, one parameter set)."""
-    from rulelang import __version__
+    from rulelang._version import __version__
 
     low = lower(program)
     consts = consts if consts is not None else Constants(program)
