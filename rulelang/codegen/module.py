@@ -43,26 +43,6 @@ def _doc_safe(text: str) -> str:
                    for ch in str(text))
 
 
-def _read(name: str) -> str:
-    return resources.files("rulelang.codegen").joinpath(name).read_text(encoding="utf-8")
-
-
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(lambda name: _read(f"templates/{name}")),
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-        keep_trailing_newline=True, autoescape=False)
-    env.filters["pyrepr"] = _safe_repr
-    env.filters["docsafe"] = _doc_safe
-    return env
-
-
-def _doc_safe(text: str) -> str:
-    """Text shown inside the module docstring: anything but plain characters becomes '?'."""
-    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in " ._-/:,{}[]=+'()") else "?"
-                   for ch in str(text))
-
-
 def _safe_repr(v) -> str:
     """repr() of plain data only: the one way values from a rules file reach generated code."""
     if v is None or isinstance(v, bool | int | str):
