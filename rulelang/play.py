@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rulelang import sim
-from rulelang.view import Viewer, param_labels, seat_name
+from rulelang.view import param_labels
+from rulelang.viewmodel import Viewer, seat_name
 
 CHANCE = sim.CHANCE
 TERMINAL = sim.TERMINAL

@@ -23,7 +23,7 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from rulelang.play import LIST_LIMIT, InputError, Session, group_actions, resolve, rich_view
-from rulelang.view import seat_name
+from rulelang.viewmodel import seat_name
 
 
 class HandOff(ModalScreen[None]):

@@ -22,7 +22,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from rulelang.play import LIST_LIMIT, InputError, Session, group_actions, resolve
-from rulelang.view import seat_name
+from rulelang.viewmodel import seat_name
 
 
 class WebTable:

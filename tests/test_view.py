@@ -10,7 +10,8 @@ import pytest
 
 import rulelang
 from rulelang import sim
-from rulelang.view import Viewer, param_labels
+from rulelang.view import param_labels
+from rulelang.viewmodel import Viewer
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = ["acquire", "poder", "polanaftowe"]

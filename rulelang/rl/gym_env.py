@@ -106,7 +106,7 @@ class RulesEnv(gymnasium.Env):
         if self.render_mode != "ansi" or self.state is None:
             return None
         from rulelang.play import text_view
-        from rulelang.view import Viewer
+        from rulelang.viewmodel import Viewer
 
         return text_view(Viewer(self.table.program).model(self.state.observation(self.seat)))
 
