@@ -265,12 +265,12 @@ def test_play_interrupted_by_ctrl_c(rules, tmp_path):
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     seen = b""
     deadline = time.monotonic() + 120
-    while b"player 0: number" not in seen and time.monotonic() < deadline:
+    while b"P0> " not in seen and time.monotonic() < deadline:
         chunk = os.read(proc.stdout.fileno(), 4096)
         if not chunk:
             break
         seen += chunk
-    assert b"player 0: number" in seen, seen
+    assert b"P0> " in seen, seen
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == X.INTERRUPTED, err
