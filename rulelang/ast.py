@@ -372,6 +372,16 @@ class ParamDecl:
     name: str
     type: TypeExpr
     default: Expr
+    range: Expr | None = None  # `param n: int in LO..HI = default`
+
+
+@node
+class MetricDecl:
+    """`metric NAME = expr`: a number the workbench reports at the end of each game."""
+
+    span: Span
+    name: str
+    expr: Expr
 
 
 @node
@@ -507,14 +517,14 @@ class FlowDecl:
 @node
 class ScoreDecl:
     span: Span
-    kind: str  # "score" or "tiebreak"
+    kind: str  # "score", "tiebreak" or "heuristic" (what greedy and MCTS bots maximise)
     var: str
     expr: Expr
 
 
 Decl = (
     GameDecl | PlayersDecl | ParamDecl | VariantDecl | EnumDecl | GridDecl | GraphDecl | ConstDecl
-    | TableDecl | StateDecl | DefDecl | PhaseDecl | FlowDecl | ScoreDecl
+    | TableDecl | StateDecl | DefDecl | PhaseDecl | FlowDecl | ScoreDecl | MetricDecl
 )
 
 

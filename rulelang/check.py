@@ -104,7 +104,9 @@ class Checker:
             scope = _Scope()
             self.cur_runner = "<flow>"
             self.check_block(p.flow.body, scope, _Ctx())
-        for sd in (p.score, p.tiebreak):
+        for md in p.metrics.values():
+            self.expect(md.expr, _Scope(), _Ctx(pure=True), T.INT)
+        for sd in (p.score, p.tiebreak, p.heuristic):
             if sd is not None:
                 scope = _Scope()
                 scope.names[sd.var] = self.bind(sd, sd.var, T.PLAYER)
@@ -186,8 +188,13 @@ class Checker:
                     self.error("E011", "duplicate 'flow' block", d.span,
                                f"first defined at {p.flow.span}")
                 p.flow = d
+            elif isinstance(d, ast.MetricDecl):
+                if d.name in p.metrics:
+                    self.error("E011", f"duplicate metric '{d.name}'", d.span,
+                               f"first declared at {p.metrics[d.name].span}")
+                p.metrics[d.name] = d
             elif isinstance(d, ast.ScoreDecl):
-                slot = "score" if d.kind == "score" else "tiebreak"
+                slot = d.kind
                 if getattr(p, slot) is not None:
                     self.error("E011", f"duplicate '{d.kind}' declaration", d.span,
                                f"first declared at {getattr(p, slot).span}")
@@ -267,6 +274,16 @@ class Checker:
             if t.kind not in ("int", "bool", "enum"):
                 self.error("E012", "parameters must be int, bool or an enum", d.type.span)
             p.param_types[name] = t
+            if d.range is not None:
+                bounds = _literal_range(d.range)
+                if t.kind != "int" or bounds is None:
+                    self.error("E041", "a parameter range is 'int in LO..HI' with integer "
+                               "literals", d.range.span)
+                elif bounds[0] > bounds[1]:
+                    self.error("E041", f"empty parameter range {bounds[0]}..{bounds[1]}",
+                               d.range.span)
+                else:
+                    p.param_ranges[name] = bounds
         for info in p.enums.values():
             if info.grid is not None:
                 continue
@@ -320,6 +337,7 @@ class Checker:
             if name not in p.params:
                 close = difflib.get_close_matches(str(name), list(p.params), n=1)
                 notes = [f"did you mean '{close[0]}'?"] if close else []
+                notes.append("parameters: " + (", ".join(p.params) or "(none)"))
                 self.error("E018", f"unknown parameter '{name}'", Span("<command line>", 0, 0),
                            *notes)
                 continue
@@ -336,7 +354,25 @@ class Checker:
                 value = p.enums[t.name].members.index(value)
             else:  # plain values only: an IntEnum or a bool/str subclass must not reach code
                 value = bool(value) if t.kind == "bool" else int(value)
+            if not self.in_range(name, value, Span("<command line>", 0, 0), "-D"):
+                continue
             p.param_values[name] = value
+        # Literal defaults and variant values are checked against the range too.
+        for name, e in p.param_exprs.items():
+            if name in p.param_values:
+                continue
+            v = _literal_int(e)
+            if v is not None:
+                self.in_range(name, v, e.span, "value")
+
+    def in_range(self, name: str, value: object, span: Span, what: str) -> bool:
+        bounds = self.p.param_ranges.get(name)
+        if bounds is None or not isinstance(value, int) or bounds[0] <= value <= bounds[1]:
+            return True
+        lo, hi = bounds
+        self.error("E040", f"parameter '{name}' must be in {lo}..{hi}; {what} {value} is outside",
+                   span, f"declared at {self.p.params[name].span}")
+        return False
 
     def check_consts(self) -> None:
         p = self.p
@@ -1031,3 +1067,20 @@ def check(module: ast.Module, source: str, filename: str, variant: str | None = 
                 Diagnostic(last.code, last.message, last.span, (*last.notes, more))]
         raise RulesError(diags, source)
     return program
+
+
+def _literal_int(e: ast.Expr) -> int | None:
+    """The value of an integer literal, possibly negated, else None."""
+    if isinstance(e, ast.IntLit):
+        return e.value
+    if isinstance(e, ast.Neg) and isinstance(e.operand, ast.IntLit):
+        return -e.operand.value
+    return None
+
+
+def _literal_range(e: ast.Expr) -> tuple[int, int] | None:
+    """(lo, hi) of a `LO..HI` range of integer literals, else None."""
+    if not isinstance(e, ast.Range) or e.step is not None:
+        return None
+    lo, hi = _literal_int(e.lo), _literal_int(e.hi)
+    return None if lo is None or hi is None else (lo, hi)

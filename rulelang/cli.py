@@ -6,7 +6,6 @@ import json
 import random
 import re
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -16,14 +15,6 @@ import click
 from rich.columns import Columns
 from rich.console import Console
 from rich.json import JSON
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
@@ -112,11 +103,20 @@ def _parse_defines(
 
 
 def _parse_players(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
-    kinds = [k.strip().lower() for k in value.split(",")]
-    bad = [k for k in kinds if k not in PLAYER_KINDS]
+    from rulelang import bots
+
+    kinds = [k.strip() for k in value.split(",")]
+    kinds = [k.lower() if ":" not in k else k for k in kinds]
+    bad = []
+    for k in kinds:
+        try:
+            bots.parse_spec(k, allow_human=True)
+        except bots.BotError:
+            bad.append(k)
     if bad or not kinds:
         raise click.BadParameter(
-            f"expected a comma-separated list of {'/'.join(PLAYER_KINDS)}, got {value!r}",
+            f"expected a comma-separated list of {'/'.join(PLAYER_KINDS)} (or greedy, mcts, "
+            f"mcts@N, module:function), got {value!r}",
             ctx=ctx,
             param=param,
         )
@@ -191,11 +191,20 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
 
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--players", "-p", type=int, required=True, help="Number of players.")
+@click.option("--players", "-p", "players_opt", required=True,
+              help="Number of players (all random), or one kind per seat: random, greedy, "
+                   "mcts, mcts@ITERATIONS, mcts@SECONDSs, module:function or a --bot name.")
 @click.option("--games", "-n", type=int, default=100, show_default=True)
 @click.option("--seed", "-s", type=int, default=0, show_default=True, help="Root seed.")
 @_common_game_options
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--jobs", "-j", default="1", show_default=True,
+              help="Worker processes, or 'auto' for every core.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run the games on this Dask scheduler (needs the 'dask' extra).")
+@click.option("--batch", type=click.IntRange(min=1), default=None,
+              help="Games per task sent to a worker (results do not depend on it).")
+@click.option("--bot", "bot_opts", multiple=True, metavar="[NAME=]MODULE:FUNCTION",
+              help="Register a policy function as a seat kind (repeatable).")
 @click.option(
     "--records",
     "records_dir",
@@ -203,57 +212,47 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
     default=None,
     help="Write one JSON game record per game into this directory.",
 )
+@click.option("--digest-every", type=click.IntRange(min=1), default=sim.RECORD_DIGEST_EVERY,
+              show_default=True, help="Records keep the state digest after every k-th action "
+                                      "and the last one (1 = after every action).")
 @click.option(
     "--json",
     "json_out",
-    type=click.Path(dir_okay=False),
+    type=click.Path(dir_okay=False, allow_dash=True),
     default=None,
-    help="Write the summary as JSON to this file.",
+    help="Write the summary as JSON to this file ('-' for standard output).",
 )
+@click.option("--report", "report_out", type=click.Path(dir_okay=False), default=None,
+              help="Write a self-contained HTML report with plots (needs the 'report' extra).")
 @click.pass_context
 def simulate(
     ctx: click.Context,
     file: str,
-    players: int,
+    players_opt: str,
     games: int,
     seed: int,
     variant: str | None,
     defines: dict[str, Any],
     backend: str,
-    jobs: int,
+    jobs: str,
+    scheduler: str | None,
+    batch: int | None,
+    bot_opts: tuple[str, ...],
     records_dir: str | None,
+    digest_every: int,
     json_out: str | None,
+    report_out: str | None,
 ) -> None:
-    """Play random games of FILE and report throughput, game length, wins and scores."""
+    """Play games of FILE and report throughput, game length, wins and scores."""
+    from rulelang.workbench import cliutil
+
     load = _get_loader(ctx)
     rules_errors, _ = _engine_errors()
-    err_console = Console(stderr=True)
-    progress_bar = Progress(
-        TextColumn("simulating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-        # No background refresh thread: worker processes must not be forked from a threaded
-        # process, so the bar is redrawn from the progress callback instead.
-        auto_refresh=False,
-    )
-    last_refresh = [0.0]
-
-    def on_progress(done: int, total: int) -> None:
-        progress_bar.update(task, completed=done, total=total)
-        now = time.monotonic()
-        if now - last_refresh[0] >= 0.1 or done == total:
-            last_refresh[0] = now
-            progress_bar.refresh()
-
+    players, seats = cliutil.parse_players(players_opt, cliutil.parse_bot_options(bot_opts))
+    json_target = cliutil.Output(json_out, "the summary")
+    report_target = cliutil.report_output(report_out)
     try:
-        with progress_bar:
-            task = progress_bar.add_task("games", total=games)
-
+        with cliutil.progress_bar("simulating", games) as on_progress:
             summary = sim.simulate(
                 file,
                 players,
@@ -261,12 +260,18 @@ def simulate(
                 seed,
                 variant=variant,
                 params=defines,
-                jobs=jobs,
+                jobs=sim.resolve_jobs(jobs),
                 backend=backend,
                 records_dir=records_dir,
                 progress=on_progress,
                 loader=load,
+                seats=seats,
+                scheduler=scheduler,
+                batch=batch,
+                digest_every=digest_every,
             )
+    except KeyboardInterrupt:
+        cliutil.interrupted()
     except rules_errors as err:
         _rules_fail(err)
     except ValueError as err:
@@ -274,12 +279,15 @@ def simulate(
     except (OSError, sim.SimulationError) as err:
         _fail(_error_text(err), X.FAILURE)
 
-    Console(highlight=False).print(*render_summary(summary))
-    if json_out is not None:
-        try:
-            Path(json_out).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-        except OSError as err:
-            _fail(f"cannot write {json_out}: {err.strerror or err}", X.FAILURE)
+    # With --json -, standard output carries the JSON alone; the tables go to stderr.
+    Console(highlight=False, stderr=json_target.to_stdout).print(*render_summary(summary))
+    for warning in summary.get("warnings", ()):
+        click.echo(f"warning: {warning}", err=True)
+    json_target.write_json(summary)
+    if report_out is not None:
+        from rulelang.workbench.report import simulate_report
+
+        report_target.write(simulate_report(summary))
 
 
 def render_summary(summary: dict[str, Any]) -> list[Any]:
@@ -292,6 +300,8 @@ def render_summary(summary: dict[str, Any]) -> list[Any]:
         f"  {summary['players']} players, {summary['games']} games, seed {summary['seed']}, "
         f"backend {summary['backend']}, variant {summary['variant'] or '-'}, params {params}"
     )
+    if summary.get("seat_kinds"):
+        head.append(f", seats {','.join(summary['seat_kinds'])}")
 
     overview = Table(title="Throughput and game length", title_justify="left")
     overview.add_column("measure")
@@ -377,6 +387,10 @@ def play(
 
     console.print(Text(f"{game.name}: {len(kinds)} players ({', '.join(kinds)}), seed {seed}"))
     rng = random.Random(seed)
+    from rulelang import bots
+
+    seat_bots = {p: bots.make_bot(k, game, p, sim.bot_seed(seed, p))
+                 for p, k in enumerate(kinds) if k not in ("human", "random")}
     digests: list[str] = []
     abandoned = interrupted = False
     fault: BaseException | None = None
@@ -393,6 +407,9 @@ def play(
                 state.apply(state.legal_actions()[k])
                 # The chosen action may be secret (a sealed bid), so only say that a move happened.
                 console.print(Text(f"player {player} (random) moved", style="dim"))
+            elif player in seat_bots:
+                state.apply_index(seat_bots[player].choose(state))
+                console.print(Text(f"player {player} ({kinds[player]}) moved", style="dim"))
             else:
                 _human_turn(console, state, player, illegal_action)
             if record_out is not None:
@@ -524,7 +541,12 @@ def replay(ctx: click.Context, file: str, record: str, backend: str) -> None:
         )
     actions: list[str] = rec["actions"]
     digests: list[str] | None = rec.get("digests")
-    if digests is not None and len(digests) != len(actions):
+    # Records with `digest_steps` keep the digest after those actions only (simulate's stride).
+    steps: list[int] | None = rec.get("digest_steps")
+    if steps is not None and digests is not None:
+        digest_at = dict(zip(steps, digests))
+        digests = [digest_at.get(i, "") for i in range(len(actions))]
+    elif digests is not None and len(digests) != len(actions):
         bad(f"{record} has {len(digests)} digests for {len(actions)} actions "
             "(every action has one)")
     catch: tuple[type[BaseException], ...] = (illegal_action,) if illegal_action else ()
@@ -535,12 +557,14 @@ def replay(ctx: click.Context, file: str, record: str, backend: str) -> None:
             bad(f"actions[{i}] {action!r} is not legal at that point: {err}")
         except rules_errors as err:
             bad(f"actions[{i}] {action!r}: {_error_text(err)}")
-        if digests is not None:
+        if digests is not None and digests[i]:
             got = state.digest()
             if got != digests[i]:
                 bad(f"digest mismatch at step {i} (after {action!r}): "
                     f"record has {digests[i]}, replay gives {got}")
     checked = len(actions) if digests is not None else 0
+    if steps is not None and digests is not None:
+        checked = len(digest_at)
     console.print(Text(f"replayed {len(actions)} actions; {checked} digests match"))
     if digests is None:
         click.echo("warning: the record has no digests; the states were not checked", err=True)
@@ -637,6 +661,15 @@ def _record_problem(rec: Any) -> str | None:
         not isinstance(digests, list) or not all(isinstance(d, str) for d in digests)
     ):
         return "'digests' must be a list of strings"
+    steps = rec.get("digest_steps")
+    if steps is not None:
+        if (not isinstance(steps, list) or not all(type(i) is int and 0 <= i < len(actions)
+                                                   for i in steps)
+                or sorted(set(steps)) != steps or not isinstance(digests, list)
+                or len(digests) != len(steps)):
+            return "'digest_steps' must be increasing action indices, one per digest"
+        if actions and steps[-1] != len(actions) - 1:
+            return "'digest_steps' must end with the last action"
     params = rec.get("params")
     if params is not None and (not isinstance(params, dict) or not all(
             isinstance(v, bool | int | str) for v in params.values())):
@@ -654,6 +687,16 @@ def _record_problem(rec: Any) -> str | None:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     click.echo(f"warning: {message}", err=True)
+
+
+def _add_workbench_commands() -> None:
+    from rulelang.workbench.commands import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
+_add_workbench_commands()
 
 
 def main() -> None:

@@ -51,6 +51,9 @@ class Program:
     flow: ast.FlowDecl | None = None
     score: ast.ScoreDecl | None = None
     tiebreak: ast.ScoreDecl | None = None
+    heuristic: ast.ScoreDecl | None = None  # `heuristic p => ...` (bots), or None
+    metrics: dict[str, ast.MetricDecl] = field(default_factory=dict)
+    param_ranges: dict[str, tuple[int, int]] = field(default_factory=dict)  # `param n: int in a..b`
     types: dict[object, T.Type] = field(default_factory=dict)
     refs: dict[object, tuple] = field(default_factory=dict)
     slots: dict[object, str] = field(default_factory=dict)

@@ -11,7 +11,6 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,24 @@ class GameResult:
     decisions: int
     chance_events: int
     record: dict[str, Any] | None = None
+    # Designer statistics (play_game(track=True)): see GameStats.
+    stats: GameStats | None = None
+    # final value of the game's progress counter (progress_counter), when it has one
+    progress: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GameStats:
+    """What compare / sweep / tournament read besides scores: one game's course."""
+
+    lead_changes: int
+    margin: int
+    # action name -> times taken, over all seats
+    actions: tuple[tuple[str, int], ...]
+    # per seat: action string -> times taken at decisions with more than one legal action
+    seat_actions: tuple[tuple[tuple[str, int], ...], ...]
+    # the file's declared metrics at the end, by name
+    metrics: tuple[tuple[str, int], ...]
 
 
 def game_seed(root_seed: int, index: int) -> int:
@@ -110,10 +127,21 @@ def make_record(
     file: str | None = None,
     variant: str | None = None,
     params: Mapping[str, Any] | None = None,
+    digest_steps: list[int] | None = None,
+    seats: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """The JSON game record of `state` (see DESIGN.md section 4)."""
+    """The JSON game record of `state` (see DESIGN.md section 4).
+
+    `digests[j]` is the digest after action `digest_steps[j]`; without `digest_steps` there is
+    one digest per action.
+    """
     terminal = state.is_terminal()
-    return {
+    extra: dict[str, Any] = {}
+    if digest_steps is not None:
+        extra["digest_steps"] = list(digest_steps)
+    if seats is not None:
+        extra["seats"] = list(seats)
+    return extra | {
         "rulelang_record": RECORD_VERSION,
         "file": file,
         "rules_digest": game.source_digest,
@@ -141,6 +169,12 @@ def player_record(game: Any, state: Any, viewer: int) -> dict[str, Any]:
     }
 
 
+def digest_due(step: int, every: int) -> bool:
+    """Whether a record keeps the digest after action `step` (0-based) at stride `every`; the
+    last action's digest is always kept as well."""
+    return every <= 1 or (step + 1) % every == 0
+
+
 def play_random_game(
     game: Any,
     num_players: int,
@@ -151,10 +185,13 @@ def play_random_game(
     file: str | None = None,
     variant: str | None = None,
     params: Mapping[str, Any] | None = None,
+    digest_every: int = 1,
 ) -> GameResult:
     """Play one game with random legal choices and sampled chance, all from Random(seed).
 
     `file`, `variant` and `params` only fill in the record (params = the overrides given).
+    With `digest_every` k > 1 the record keeps the digest after every k-th action and after the
+    last one (listed in its `digest_steps`), which is most of the cost of a record.
     """
     rng = random.Random(seed)
     state = game.new_game(num_players=num_players)
@@ -162,6 +199,9 @@ def play_random_game(
     decisions = 0
     chance_events = 0
     digests: list[str] = []
+    if record and digest_every > 1:
+        return _play_random_strided(game, state, rng, seed, index, file, variant, params,
+                                    digest_every)
     if not hasattr(state, "end_action_index"):
         # Engines without the fast paths: the general, string-based policy.
         while True:
@@ -201,6 +241,7 @@ def play_random_game(
     rec = None
     if record:
         rec = make_record(game, state, seed, digests, file=file, variant=variant, params=params)
+    counter = progress_counter(game)
     return GameResult(
         index=index,
         seed=seed,
@@ -209,7 +250,207 @@ def play_random_game(
         decisions=decisions,
         chance_events=chance_events,
         record=rec,
+        progress=state.get_var(counter[0]) if counter else None,
     )
+
+
+def _play_random_strided(game: Any, state: Any, rng: random.Random, seed: int, index: int,
+                         file: str | None, variant: str | None,
+                         params: Mapping[str, Any] | None, every: int) -> GameResult:
+    """play_random_game with a record that keeps every `every`-th digest (same policy, same
+    random numbers: pick_chance and pick_random_action)."""
+    end_actions = game.end_actions
+    decisions = chance_events = 0
+    digests: list[str] = []
+    steps: list[int] = []
+    step = 0
+    randrange = rng.randrange
+    fast_end = getattr(state, "end_action_index", None)
+    while True:
+        player = state.current_player
+        if player == TERMINAL:
+            break
+        if player == CHANCE:
+            weights = state.chance_weights()
+            k = (randrange(state.num_choices()) if weights is None
+                 else weighted_index(rng, weights))
+            chance_events += 1
+        else:
+            if fast_end is not None:
+                k = state.end_action_index() if end_actions else -1
+                if k < 0:
+                    k = randrange(state.num_choices())
+            else:
+                k = pick_random_action(rng, state, end_actions)
+            decisions += 1
+        state.apply_index(k)
+        if (step + 1) % every == 0:
+            digests.append(state.digest())
+            steps.append(step)
+        step += 1
+    if step and (not steps or steps[-1] != step - 1):
+        digests.append(state.digest())
+        steps.append(step - 1)
+    rec = make_record(game, state, seed, digests, file=file, variant=variant, params=params,
+                      digest_steps=steps)
+    counter = progress_counter(game)
+    return GameResult(index=index, seed=seed, scores=tuple(state.scores()),
+                      winners=tuple(state.winners()), decisions=decisions,
+                      chance_events=chance_events, record=rec,
+                      progress=state.get_var(counter[0]) if counter else None)
+
+
+def bot_seed(seed: int, seat: int) -> int:
+    """Seed of the bot in `seat` for a game played with `seed` (independent of the chance RNG)."""
+    digest = hashlib.sha256(f"{seed}:bot:{seat}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def progress_counter(game: Any) -> tuple[str, str] | None:
+    """(state variable, parameter) of the game's progress counter, if it has one; see
+    _progress_counter. Cached on the game object."""
+    try:
+        return game.__dict__["_rulelang_progress"]
+    except (KeyError, AttributeError):
+        pass
+    found = _progress_counter(game)
+    try:
+        game.__dict__["_rulelang_progress"] = found
+    except AttributeError:
+        pass
+    return found
+
+
+def _progress_counter(game: Any) -> tuple[str, str] | None:
+    """(state variable, parameter) of the game's progress counter, if it has one: an int state
+    variable `round` / `year` / `turn` / ... with an int parameter of the same name plus "s"
+    giving its last value (Pola Naftowe: round / rounds; Poder: year / years)."""
+    params = getattr(game, "params", {}) or {}
+    try:
+        state_vars = _state_var_names(game)
+    except Exception:
+        return None
+    for var in state_vars:
+        plural = var + "s"
+        if isinstance(params.get(plural), int) and not isinstance(params.get(plural), bool):
+            return var, plural
+    return None
+
+
+def _state_var_names(game: Any) -> list[str]:
+    program = getattr(game, "program", None)
+    if program is not None:
+        return [v.name for v in program.state_vars]
+    import sys
+
+    module = sys.modules.get(type(game).__module__)
+    return [entry[0] for entry in getattr(module, "_VARS", ())]
+
+
+def play_game(
+    game: Any,
+    num_players: int,
+    seed: int,
+    seats: Sequence[Any] | None = None,
+    record: bool = False,
+    *,
+    track: bool = False,
+    index: int = 0,
+    file: str | None = None,
+    variant: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    digest_every: int = 1,
+) -> GameResult:
+    """Play one game with the given seats (bot specs or names; None = all random).
+
+    Chance and random seats draw from Random(seed), exactly as play_random_game does, so an
+    all-random game is the same game; every other bot has its own RNG seeded by
+    bot_seed(seed, seat). With `track`, the result carries GameStats.
+    """
+    from rulelang import bots as B
+
+    specs = [B.parse_spec(s) if isinstance(s, str) else s for s in (seats or ())]
+    if specs and len(specs) != num_players:
+        raise ValueError(f"{len(specs)} seats given for {num_players} players")
+    all_random = not specs or all(sp.kind == "random" for sp in specs)
+    if all_random and not track:
+        return play_random_game(game, num_players, seed, record, index=index, file=file,
+                                variant=variant, params=params, digest_every=digest_every)
+    rng = random.Random(seed)
+    state = game.new_game(num_players=num_players)
+    end_actions = game.end_actions
+    players: list[Any] = [None] * num_players
+    for p, sp in enumerate(specs):
+        if sp.kind != "random":
+            players[p] = B.make_bot(sp, game, p, bot_seed(seed, p))
+    decisions = chance_events = 0
+    digests: list[str] = []
+    steps: list[int] = []
+    step = 0
+    counter = progress_counter(game)
+    leader: int | None = None
+    lead_changes = 0
+    actions: dict[str, int] = {}
+    seat_actions: list[dict[str, int]] = [{} for _ in range(num_players)]
+    while True:
+        player = state.current_player
+        if player == TERMINAL:
+            break
+        if player == CHANCE:
+            k = pick_chance(rng, state)
+            chance_events += 1
+            state.apply_index(k)
+        else:
+            bot = players[player]
+            n = state.num_choices() if track else 0
+            k = (pick_random_action(rng, state, end_actions) if bot is None
+                 else bot.choose(state))
+            decisions += 1
+            state.apply_index(k)
+            if track:
+                taken = state.history[-1]
+                name = action_name(taken)
+                actions[name] = actions.get(name, 0) + 1
+                if n > 1:
+                    mine = seat_actions[player]
+                    mine[taken] = mine.get(taken, 0) + 1
+                values = state.scores()
+                top = max(values)
+                lead = [q for q, v in enumerate(values) if v == top]
+                if len(lead) == 1:
+                    if leader is not None and lead[0] != leader:
+                        lead_changes += 1
+                    leader = lead[0]
+        if record and digest_due(step, digest_every):
+            digests.append(state.digest())
+            steps.append(step)
+        step += 1
+    if record and digest_every > 1 and step and (not steps or steps[-1] != step - 1):
+        digests.append(state.digest())
+        steps.append(step - 1)
+    scores = tuple(state.scores())
+    winners = tuple(state.winners())
+    stats = None
+    if track:
+        rest = [v for q, v in enumerate(scores) if q not in winners]
+        margin = (scores[winners[0]] - max(rest)) if winners and rest else 0
+        from rulelang.heuristics import declared_metrics
+
+        stats = GameStats(
+            lead_changes=lead_changes,
+            margin=margin,
+            actions=tuple(sorted(actions.items())),
+            seat_actions=tuple(tuple(sorted(m.items())) for m in seat_actions),
+            metrics=tuple(declared_metrics(game, state)),
+        )
+    rec = None
+    if record:
+        rec = make_record(game, state, seed, digests, file=file, variant=variant, params=params,
+                          digest_steps=steps if digest_every > 1 else None,
+                          seats=[sp.label for sp in specs] if specs else None)
+    return GameResult(index=index, seed=seed, scores=scores, winners=winners,
+                      decisions=decisions, chance_events=chance_events, record=rec, stats=stats,
+                      progress=state.get_var(counter[0]) if counter else None)
 
 
 def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -234,6 +475,20 @@ def describe(values: Sequence[float]) -> dict[str, float]:
         "min": min(values),
         "max": max(values),
     }
+
+
+def histogram(values: Sequence[int], max_bins: int = 20) -> dict[str, list[int]]:
+    """Counts of integer values in at most `max_bins` equal integer-width bins: `edges[k]` <=
+    v < `edges[k + 1]` (integers only, so the same on every platform)."""
+    if not values:
+        return {"edges": [], "counts": []}
+    lo, hi = min(values), max(values)
+    width = -(-(hi - lo + 1) // max_bins)
+    bins = -(-(hi - lo + 1) // width)
+    counts = [0] * bins
+    for v in values:
+        counts[(v - lo) // width] += 1
+    return {"edges": [lo + k * width for k in range(bins + 1)], "counts": counts}
 
 
 def summarize(results: Sequence[GameResult], num_players: int) -> dict[str, Any]:
@@ -261,14 +516,20 @@ def summarize(results: Sequence[GameResult], num_players: int) -> dict[str, Any]
     return {
         "games": n,
         "length": describe([res.decisions for res in results]),
+        "length_histogram": histogram([res.decisions for res in results]),
         "chance_events": describe([res.chance_events for res in results]),
         "decisions_total": sum(res.decisions for res in results),
         "seats": seats,
     }
 
 
+# Records made by `simulate --records` keep the digest after every k-th action and after the
+# last one: a digest per action made records 19x slower (the digest is most of the cost).
+RECORD_DIGEST_EVERY = 64
+
+
 @dataclass(frozen=True, slots=True)
-class _RunSpec:
+class RunSpec:
     """What a worker needs to load the game and play its share of games."""
 
     loader: Loader
@@ -278,10 +539,24 @@ class _RunSpec:
     backend: str
     players: int
     root_seed: int
-    records_dir: str | None
+    records_dir: str | None = None
+    # seat kinds (bot spec strings); None = all random
+    seats: tuple[str, ...] | None = None
+    track: bool = False
+    digest_every: int = RECORD_DIGEST_EVERY
+    # Tournament mode: game i seats lineup(seats, players, i) (every kind visits every seat).
+    rotate: bool = False
 
 
-def _load(spec: _RunSpec) -> Any:
+def lineup(kinds: Sequence[str], players: int, index: int) -> list[str]:
+    """Seat kinds of game `index` in a rotated run: seat j gets kinds[(j + index) % len]."""
+    return [kinds[(j + index) % len(kinds)] for j in range(players)]
+
+
+_RunSpec = RunSpec  # the earlier name
+
+
+def _load(spec: RunSpec) -> Any:
     return spec.loader(
         spec.path, variant=spec.variant, params=dict(spec.params), backend=spec.backend
     )
@@ -291,20 +566,23 @@ def _record_path(records_dir: str, index: int) -> Path:
     return Path(records_dir) / f"game-{index:06d}.json"
 
 
-def _run_games(game: Any, spec: _RunSpec, indices: Iterable[int]) -> list[GameResult]:
+def _run_games(game: Any, spec: RunSpec, indices: Iterable[int]) -> list[GameResult]:
     out = []
     for i in indices:
         seed = game_seed(spec.root_seed, i)
         try:
-            res = play_random_game(
+            res = play_game(
                 game,
                 spec.players,
                 seed,
+                lineup(spec.seats, spec.players, i) if spec.rotate and spec.seats else spec.seats,
                 record=spec.records_dir is not None,
+                track=spec.track,
                 index=i,
                 file=spec.path,
                 variant=spec.variant,
                 params=spec.params,
+                digest_every=spec.digest_every,
             )
         except Exception as err:
             # Say which game failed, so it can be rerun alone with its seed.
@@ -314,9 +592,8 @@ def _run_games(game: Any, spec: _RunSpec, indices: Iterable[int]) -> list[GameRe
             text = json.dumps(res.record, separators=(",", ":")) + "\n"
             _record_path(spec.records_dir, i).write_text(text, encoding="utf-8")
             # The record is on disk; do not ship it back through the pool.
-            res = GameResult(
-                res.index, res.seed, res.scores, res.winners, res.decisions, res.chance_events
-            )
+            res = GameResult(res.index, res.seed, res.scores, res.winners, res.decisions,
+                             res.chance_events, None, res.stats, res.progress)
         out.append(res)
     return out
 
@@ -325,31 +602,124 @@ def _run_games(game: Any, spec: _RunSpec, indices: Iterable[int]) -> list[GameRe
 _WORKER: dict[str, Any] = {}
 
 
-def _worker_init(spec: _RunSpec) -> None:
+def _watch_parent(parent: int) -> None:
+    # A worker whose parent died (killed, not interrupted) would play on unseen: leave at once.
+    while True:
+        time.sleep(0.25)
+        if os.getppid() != parent:
+            os._exit(3)
+
+
+def _worker_init(spec: RunSpec, parent: int | None = None) -> None:
+    import signal
+    import threading
+
+    # Ctrl-C reaches the whole process group; only the parent acts on it (it stops the pool),
+    # so a worker never half-finishes a chunk and picks up the next one.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if parent is not None:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     _WORKER["spec"] = spec
     _WORKER["game"] = _load(spec)
+
+
+def _safe_error(err: BaseException) -> BaseException:
+    # Some exception classes cannot be rebuilt from their pickled args; a failure to unpickle
+    # would surface as an opaque broken pool, so send a plain error instead.
+    try:
+        pickle.loads(pickle.dumps(err))
+    except Exception:
+        wrapped = SimulationError(f"{type(err).__name__}: {err}")
+        for note in getattr(err, "__notes__", ()):
+            wrapped.add_note(note)
+        return wrapped
+    return err
 
 
 def _worker_chunk(indices: range) -> list[GameResult]:
     try:
         return _run_games(_WORKER["game"], _WORKER["spec"], indices)
     except Exception as err:
-        # Some exception classes cannot be rebuilt from their pickled args; a failure to
-        # unpickle would surface as an opaque broken pool, so send a plain error instead.
-        try:
-            pickle.loads(pickle.dumps(err))
-        except Exception:
-            wrapped = SimulationError(f"{type(err).__name__}: {err}")
-            for note in getattr(err, "__notes__", ()):
-                wrapped.add_note(note)
-            raise wrapped from None
-        raise
+        safe = _safe_error(err)
+        if safe is err:
+            raise
+        raise safe from None
 
 
-def _chunks(games: int, jobs: int) -> list[range]:
+def _chunks(games: int, jobs: int, batch: int | None = None) -> list[range]:
     # Several chunks per worker balance uneven game lengths; a cap keeps progress updates flowing.
-    size = max(1, min(64, math.ceil(games / (jobs * 8))))
+    size = batch or max(1, min(64, math.ceil(games / (jobs * 8))))
     return [range(start, min(start + size, games)) for start in range(0, games, size)]
+
+
+def resolve_jobs(jobs: int | str) -> int:
+    """A --jobs value: a positive count, or "auto" for every core this process may use."""
+    if isinstance(jobs, str):
+        if jobs.strip().lower() == "auto":
+            try:
+                return max(1, len(os.sched_getaffinity(0)))
+            except AttributeError:  # not on Linux
+                return max(1, os.cpu_count() or 1)
+        if not jobs.strip().isdigit():
+            raise ValueError(f"--jobs takes a positive count or 'auto', not {jobs!r}")
+        jobs = int(jobs)
+    if jobs < 1:
+        raise ValueError(f"number of jobs must be >= 1, got {jobs}")
+    return jobs
+
+
+def run_games(
+    spec: RunSpec,
+    games: int,
+    jobs: int = 1,
+    progress: ProgressCallback | None = None,
+    game: Any = None,
+    scheduler: str | None = None,
+    batch: int | None = None,
+) -> list[GameResult]:
+    """Play games 0..games-1 of `spec`, in game order whatever the jobs, scheduler and batch.
+
+    jobs == 1 plays here; jobs > 1 uses a local process pool; `scheduler` (a Dask scheduler
+    address) sends the batches to a Dask cluster instead (rulelang.workbench.scale).
+    Ctrl-C stops the pool at once: the workers ignore SIGINT and the parent terminates them.
+    """
+    if scheduler is not None:
+        from rulelang.workbench.scale import dask_run
+
+        return dask_run(spec, games, scheduler, batch=batch, progress=progress)
+    results: list[GameResult] = []
+    if progress is not None:
+        progress(0, games)
+    if jobs == 1 or games <= 1:
+        if game is None:
+            game = _load(spec)
+        chunks = _chunks(games, 1, batch) if batch else [range(i, i + 1) for i in range(games)]
+        for chunk in chunks:
+            results.extend(_run_games(game, spec, chunk))
+            if progress is not None:
+                progress(len(results), games)
+        return results
+    import multiprocessing
+
+    chunks = _chunks(games, jobs, batch)
+    pool = multiprocessing.Pool(
+        processes=min(jobs, len(chunks)), initializer=_worker_init,
+        initargs=(spec, os.getpid()))
+    try:
+        for chunk_results in pool.imap_unordered(_worker_chunk, chunks):
+            results.extend(chunk_results)
+            if progress is not None:
+                progress(len(results), games)
+        pool.close()
+    except BaseException:
+        # Interrupted, or a game failed: stop every worker now rather than after its chunk.
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+    # Completion order varies with scheduling; aggregate in game order.
+    results.sort(key=lambda r: r.index)
+    return results
 
 
 def simulate(
@@ -359,25 +729,32 @@ def simulate(
     seed: int,
     variant: str | None = None,
     params: Mapping[str, Any] | None = None,
-    jobs: int = 1,
+    jobs: int | str = 1,
     backend: str = "interpreter",
     records_dir: str | os.PathLike[str] | None = None,
     progress: ProgressCallback | None = None,
     loader: Loader | None = None,
+    seats: Sequence[str] | None = None,
+    scheduler: str | None = None,
+    batch: int | None = None,
+    digest_every: int = RECORD_DIGEST_EVERY,
 ) -> dict[str, Any]:
-    """Play `games` random games and summarise them; identical results for any `jobs`.
+    """Play `games` games and summarise them; identical results for any jobs, scheduler, batch.
 
+    `seats` are bot specs per seat (rulelang.bots.parse_spec; default all random).
     `loader` defaults to rulelang.load; with jobs > 1 it must be a picklable top-level function.
     `progress(done, total)` is called as games finish. Raises the loader's errors (RulesError)
-    and ValueError for a bad player, game or job count.
+    and ValueError for a bad player, game or job count or bot.
     """
     if loader is None:
         from rulelang import load as loader
     if games < 0:
         raise ValueError(f"number of games must be >= 0, got {games}")
-    if jobs < 1:
-        raise ValueError(f"number of jobs must be >= 1, got {jobs}")
-    spec = _RunSpec(
+    jobs = resolve_jobs(jobs)
+    if digest_every < 1:
+        raise ValueError(f"digest_every must be >= 1, got {digest_every}")
+    seat_specs = check_seats(seats, players)
+    spec = RunSpec(
         loader=loader,
         path=str(path),
         variant=variant,
@@ -386,6 +763,9 @@ def simulate(
         players=players,
         root_seed=seed,
         records_dir=None if records_dir is None else str(records_dir),
+        seats=seat_specs,
+        track=seat_specs is not None,
+        digest_every=digest_every,
     )
     # Load in this process too: bad files, variants, params and player counts fail here, once.
     game = _load(spec)
@@ -397,38 +777,7 @@ def simulate(
         Path(spec.records_dir).mkdir(parents=True, exist_ok=True)
 
     started = time.perf_counter()
-    results: list[GameResult] = []
-    if progress is not None:
-        progress(0, games)
-    if jobs == 1 or games <= 1:
-        for i in range(games):
-            results.extend(_run_games(game, spec, (i,)))
-            if progress is not None:
-                progress(i + 1, games)
-    else:
-        chunks = _chunks(games, jobs)
-        with ProcessPoolExecutor(
-            max_workers=min(jobs, len(chunks)),
-            initializer=_worker_init,
-            initargs=(spec,),
-        ) as pool:
-            pending = {pool.submit(_worker_chunk, chunk) for chunk in chunks}
-            done_games = 0
-            try:
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        chunk_results = fut.result()
-                        results.extend(chunk_results)
-                        done_games += len(chunk_results)
-                    if progress is not None:
-                        progress(done_games, games)
-            except BaseException:
-                for fut in pending:
-                    fut.cancel()
-                raise
-        # Completion order varies with scheduling; aggregate in game order.
-        results.sort(key=lambda r: r.index)
+    results = run_games(spec, games, jobs, progress, game=game, scheduler=scheduler, batch=batch)
     elapsed = time.perf_counter() - started
 
     summary: dict[str, Any] = {
@@ -441,7 +790,10 @@ def simulate(
         "players": players,
         "seed": seed,
     }
+    if seat_specs is not None:
+        summary["seat_kinds"] = list(seat_specs)
     summary.update(summarize(results, players))
+    summary["warnings"] = degenerate_warnings(game, results, seat_specs)
     summary["timing"] = {
         "jobs": jobs,
         "elapsed_seconds": elapsed,
@@ -449,3 +801,36 @@ def simulate(
         "decisions_per_sec": summary["decisions_total"] / elapsed if elapsed > 0 else 0.0,
     }
     return summary
+
+
+def check_seats(seats: Sequence[str] | None, players: int) -> tuple[str, ...] | None:
+    """Validated seat kinds (labels), or None when every seat is random (the fast path)."""
+    if seats is None:
+        return None
+    from rulelang import bots as B
+
+    try:
+        specs = [B.parse_spec(s) if isinstance(s, str) else s for s in seats]
+    except B.BotError as err:
+        raise ValueError(str(err)) from None
+    if len(specs) != players:
+        raise ValueError(f"{len(specs)} player kinds given for {players} players")
+    for sp in specs:
+        if sp.kind == "policy":
+            try:
+                B.load_policy(sp.policy)
+            except B.BotError as err:
+                raise ValueError(str(err)) from None
+    if all(sp.kind == "random" for sp in specs):
+        return None
+    return tuple(sp.label for sp in specs)
+
+
+def degenerate_warnings(game: Any, results: Sequence[GameResult],
+                        seats: Sequence[str] | None = None,
+                        random_only: bool | None = None) -> list[str]:
+    """Plain-language warnings when the games say little: most games ending early, or a seat
+    that always takes the same action."""
+    from rulelang.workbench.warnings import warnings_for
+
+    return warnings_for(game, results, seats, random_only)

@@ -220,10 +220,11 @@ def test_unknown_parameter_override(mini_path: Path) -> None:
     err = _load_error(mini_path, params={"strat": 5})
     (d,) = err.diagnostics
     assert d.code == "E018" and d.message == "unknown parameter 'strat'"
-    assert d.notes == ("did you mean 'start'?",)
+    assert d.notes == ("did you mean 'start'?", "parameters: start, open_hand, first_color")
     # Not about a place in the file, so no line, column or caret.
     assert str(err) == ("<command line>: error[E018]: unknown parameter 'strat'\n"
-                        "  note: did you mean 'start'?")
+                        "  note: did you mean 'start'?\n"
+                        "  note: parameters: start, open_hand, first_color")
 
 
 @pytest.mark.parametrize("name,value", [

@@ -465,6 +465,8 @@ def test_cli_replay_checks_digests(fake_file: Path, tmp_path: Path) -> None:
             "loaded",
             "-D",
             "rounds=3",
+            "--digest-every",
+            "1",
         ]
     )
     assert res.exit_code == 0, res.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from importlib import resources
 
@@ -11,7 +10,8 @@ import jinja2
 from rulelang import types as T
 from rulelang.codegen.emitter import Emitter
 from rulelang.codegen.helpers import helpers_for
-from rulelang.codegen.support import Ctx, ident, slot_attr
+from rulelang.codegen.layout import wrap_module
+from rulelang.codegen.support import Code, Ctx, ident, slot_attr
 from rulelang.consts import Constants
 from rulelang.lower import ChanceAt, ChooseAt, binding_nodes, lower
 from rulelang.program import Program
@@ -20,6 +20,7 @@ __all__ = ["compile_program", "load_compiled"]
 
 _MARK = re.compile(r"# rules:(\d+)\s*$")
 _HELPERS_MARK = "# (runtime helpers go here)"
+_IMPORTS_MARK = "# (imports go here)"
 
 
 def _read(name: str) -> str:
@@ -38,7 +39,7 @@ def _environment() -> jinja2.Environment:
 
 def _doc_safe(text: str) -> str:
     """Text shown inside the module docstring: anything but plain characters becomes '?'."""
-    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in " ._-/:,{}[]=+") else "?"
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in " ._-/:,{}[]=+'()") else "?"
                    for ch in str(text))
 
 
@@ -202,7 +203,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     def scorer(sd) -> list[str]:
         if sd is None:
             return ["return 0"]
-        c = Ctx({program.slots[sd]: "p"})
+        c = Ctx({program.slots[sd]: Code("p", simple=True)})
         return [f"return {em.conv(sd.expr, c, T.INT)}  # rules:{sd.span.line}"]
 
     # Emit everything before rendering: emission registers the location constants.
@@ -215,8 +216,9 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     text = env.get_template("engine.py.j2").render(
         game_name=program.name, version=__version__, source_name=program.filename,
         source_digest=program.digest, variant=program.variant,
-        params_text=json.dumps(params_shown, sort_keys=True),
-        helpers=_HELPERS_MARK, min_players=program.min_players, max_players=program.max_players,
+        params_lines=[f"{ident(n)} = {_safe_repr(v)}" for n, v in sorted(params_shown.items())],
+        helpers=_HELPERS_MARK, imports=_IMPORTS_MARK, min_players=program.min_players,
+        max_players=program.max_players,
         variants=tuple(program.variants), params=params_shown,
         end_actions=tuple(sorted(program.end_actions)), constants=constants,
         locations=sorted(((v, k) for k, v in em.where.items()), key=lambda x: int(x[0][2:])),
@@ -228,7 +230,11 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         local_attrs=tuple(local_attrs), score=score_lines,
         tiebreak=tiebreak_lines)
     # The runtime helpers this module calls, and only those, copied from rulelang.runtime.
-    text = text.replace(_HELPERS_MARK, helpers_for(text).rstrip("\n"), 1)
+    imports, helpers = helpers_for(text)
+    imports = sorted(imports) + ["from fractions import Fraction"]
+    text = text.replace(_IMPORTS_MARK, "\n".join(imports), 1)
+    text = text.replace(_HELPERS_MARK, helpers.rstrip("\n"), 1)
+    text = wrap_module(text)
     return text + _line_map(text)
 
 
@@ -243,7 +249,7 @@ def _line_map(text: str) -> str:
             cur = int(m.group(1))
         if cur:
             out[i] = cur
-    return "\n_LINEMAP = " + _safe_repr(out) + "\n"
+    return "\n" + wrap_module("_LINEMAP = " + _safe_repr(out)) + "\n"
 
 
 def load_compiled(program: Program):

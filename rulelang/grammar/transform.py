@@ -246,6 +246,18 @@ class _ToAst(Transformer):
     def tiebreak_decl(self, meta, c):
         return ast.ScoreDecl(self._span(meta), "tiebreak", str(c[0]), c[1])
 
+    @v_args(meta=True)
+    def ranged_param_decl(self, meta, c):
+        return ast.ParamDecl(self._tok(c[0]), str(c[0]), c[1], c[3], c[2])
+
+    @v_args(meta=True)
+    def heuristic_decl(self, meta, c):
+        return ast.ScoreDecl(self._span(meta), "heuristic", str(c[0]), c[1])
+
+    @v_args(meta=True)
+    def metric_decl(self, meta, c):
+        return ast.MetricDecl(self._tok(c[0]), str(c[0]), c[1])
+
     # -- types
     @v_args(meta=True)
     def named_type(self, meta, c):

@@ -1,0 +1,1 @@
+"""The designer's workbench: compare, sweep, tournament, describe, reports, scale-out."""

@@ -1,0 +1,157 @@
+"""Helpers the workbench commands share: seat lists, output files, progress bars, interrupts."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+# Exit status after Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
+
+
+def parse_players(value: str, bots: dict[str, str] | None = None,
+                  allow_human: bool = False) -> tuple[int, list[str] | None]:
+    """--players: a count (all random) or a comma-separated list of seat kinds.
+
+    Returns (count, seat kinds or None). Names registered with --bot NAME=module:function are
+    replaced by their policy. Raises click.BadParameter with the accepted forms.
+    """
+    from rulelang import bots as B
+
+    text = value.strip()
+    if text.isdigit():
+        return int(text), None
+    kinds = [k.strip() for k in text.split(",")]
+    resolved = [(bots or {}).get(k, k) for k in kinds]
+    try:
+        specs = [B.parse_spec(k, allow_human=allow_human) for k in resolved]
+    except B.BotError as err:
+        raise click.BadParameter(str(err)) from None
+    return len(specs), [s.label if s.kind != "human" else "human" for s in specs]
+
+
+def parse_bot_options(values: tuple[str, ...]) -> dict[str, str]:
+    """--bot [NAME=]module:function (repeatable): NAME (default: the function's name) becomes
+    a seat kind usable in --players / --bots."""
+    out: dict[str, str] = {}
+    for item in values:
+        name, sep, target = item.partition("=")
+        if not sep:
+            name, target = item.rsplit(":", 1)[-1], item
+        name, target = name.strip(), target.strip()
+        if ":" not in target or not name:
+            raise click.BadParameter(f"expected [NAME=]module:function, got {item!r}")
+        out[name] = target
+    return out
+
+
+class Output:
+    """A --json / --report target: '-' is standard output; a file is checked before any game
+    is played, so an unwritable path fails at once rather than after the run."""
+
+    def __init__(self, path: str | None, what: str) -> None:
+        self.path = path
+        self.what = what
+        if path is None or path == "-":
+            return
+        p = Path(path)
+        if p.is_dir():
+            raise click.UsageError(f"cannot write {what} to {path}: it is a directory")
+        existed = p.exists()
+        try:
+            with open(p, "a", encoding="utf-8"):
+                pass
+        except OSError as err:
+            raise click.UsageError(
+                f"cannot write {what} to {path}: {err.strerror or err}") from None
+        if not existed:
+            with contextlib.suppress(OSError):
+                p.unlink()
+
+    @property
+    def to_stdout(self) -> bool:
+        return self.path == "-"
+
+    def write(self, text: str) -> None:
+        if self.path is None:
+            return
+        if self.path == "-":
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return
+        try:
+            Path(self.path).write_text(text, encoding="utf-8")
+        except OSError as err:
+            click.echo(f"error: cannot write {self.path}: {err.strerror or err}", err=True)
+            sys.exit(2)
+
+    def write_json(self, data: Any) -> None:
+        self.write(json.dumps(data, indent=2) + "\n")
+
+
+def report_output(path: str | None) -> Output:
+    """An --report target, checked (writable, matplotlib installed) before any game is played."""
+    target = Output(path, "the report")
+    if path is not None:
+        if path == "-":
+            raise click.UsageError("--report needs a file name")
+        from rulelang.workbench.report import require_matplotlib
+
+        require_matplotlib()
+    return target
+
+
+@contextlib.contextmanager
+def progress_bar(label: str, total: int) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr, shown only on a terminal; yields the progress callback."""
+    err_console = Console(stderr=True)
+    bar = Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+        # No background refresh thread: worker processes must not be forked from a threaded
+        # process, so the bar is redrawn from the progress callback instead.
+        auto_refresh=False,
+    )
+    last = [0.0]
+    with bar:
+        task = bar.add_task(label, total=total)
+
+        def update(done: int, all_: int) -> None:
+            bar.update(task, completed=done, total=all_)
+            now = time.monotonic()
+            if now - last[0] >= 0.1 or done == all_:
+                last[0] = now
+                bar.refresh()
+
+        yield update
+
+
+def interrupted() -> None:
+    """Say that the run was stopped, and exit with the interrupt status."""
+    click.echo("\ninterrupted", err=True)
+    sys.stdout.flush()
+    os._exit(EXIT_INTERRUPTED) if os.environ.get("RULELANG_HARD_EXIT") else sys.exit(
+        EXIT_INTERRUPTED)

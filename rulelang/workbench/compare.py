@@ -1,0 +1,270 @@
+"""Paired comparison of two rule variants, and seat-rotated tournaments between bots.
+
+compare: both arms play game i with the same seed (common random numbers: the same chance
+stream and the same bot seeds), so a difference in a measure is estimated from per-game paired
+differences, with a t interval. tournament: one rules file, several bot kinds rotated through
+the seats, with win rates, pairwise results and Elo-style ratings.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rulelang import sim
+from rulelang.sim import GameResult, RunSpec, run_games
+from rulelang.workbench.stats import Interval, elo, mean_interval, paired
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One side of a comparison: a variant and parameter overrides."""
+
+    variant: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    label: str = ""
+
+    def describe(self) -> str:
+        if self.label:
+            return self.label
+        parts = [f"variant {self.variant}"] if self.variant else []
+        parts += [f"{k}={v}" for k, v in sorted(self.params.items())]
+        return ", ".join(parts) or "base rules"
+
+
+def per_game_measures(results: Sequence[GameResult], players: int) -> dict[str, list[float]]:
+    """Per-game values of every measure, keyed by measure name, in game order."""
+    out: dict[str, list[float]] = {}
+    for p in range(players):
+        out[f"wins seat {p}"] = [
+            (1.0 / len(r.winners) if p in r.winners else 0.0) for r in results]
+    out["first-player edge"] = [v - 1.0 / players for v in out["wins seat 0"]]
+    out["length (decisions)"] = [float(r.decisions) for r in results]
+    if all(r.progress is not None for r in results) and results:
+        out["rounds played"] = [float(r.progress) for r in results]  # type: ignore[arg-type]
+    if all(r.stats is not None for r in results) and results:
+        out["winner's margin"] = [float(r.stats.margin) for r in results]  # type: ignore[union-attr]
+        out["lead changes"] = [float(r.stats.lead_changes) for r in results]  # type: ignore[union-attr]
+        names = sorted({n for r in results for n, _c in r.stats.actions})  # type: ignore[union-attr]
+        for name in names:
+            out[f"took {name}"] = [
+                float(dict(r.stats.actions).get(name, 0)) for r in results]  # type: ignore[union-attr]
+        metric_names = [n for n, _v in results[0].stats.metrics]  # type: ignore[union-attr]
+        for name in metric_names:
+            out[f"metric {name}"] = [
+                float(dict(r.stats.metrics)[name]) for r in results]  # type: ignore[union-attr]
+    return out
+
+
+def _fmt(x: float) -> float:
+    return x
+
+
+def compare(
+    path: str | os.PathLike[str],
+    players: int,
+    games: int,
+    seed: int,
+    arm_a: Arm,
+    arm_b: Arm,
+    seats: Sequence[str] | None = None,
+    jobs: int = 1,
+    backend: str = "compiled",
+    loader: Any = None,
+    progress: sim.ProgressCallback | None = None,
+    scheduler: str | None = None,
+    batch: int | None = None,
+) -> dict[str, Any]:
+    """Play the same `games` seeds under both arms and report paired differences (b - a)."""
+    if loader is None:
+        from rulelang import load as loader
+    if games < 2:
+        raise ValueError(f"a comparison needs at least 2 games, got {games}")
+    seat_kinds = list(seats) if seats else ["random"] * players
+    sim.check_seats(seat_kinds, players)
+    specs = []
+    loaded = []
+    for arm in (arm_a, arm_b):
+        spec = RunSpec(loader=loader, path=str(path), variant=arm.variant,
+                       params=dict(arm.params), backend=backend, players=players,
+                       root_seed=seed, seats=tuple(seat_kinds), track=True)
+        game = loader(spec.path, variant=spec.variant, params=dict(spec.params),
+                      backend=backend)
+        if not game.min_players <= players <= game.max_players:
+            raise ValueError(f"{game.name} takes {game.min_players} to {game.max_players} "
+                             f"players, not {players}")
+        specs.append(spec)
+        loaded.append(game)
+    started = time.perf_counter()
+    arms_results = []
+    for k, (spec, game) in enumerate(zip(specs, loaded)):
+        def arm_progress(done: int, total: int, k: int = k) -> None:
+            if progress is not None:
+                progress(k * games + done, 2 * games)
+
+        arms_results.append(run_games(spec, games, jobs, arm_progress, game=game,
+                                      scheduler=scheduler, batch=batch))
+    elapsed = time.perf_counter() - started
+    ma = per_game_measures(arms_results[0], players)
+    mb = per_game_measures(arms_results[1], players)
+    rows = []
+    for name in _ordered(ma, mb):
+        a = ma.get(name, [0.0] * games)
+        b = mb.get(name, [0.0] * games)
+        diff = paired(a, b)
+        rows.append({
+            "measure": name,
+            "a": mean_interval(a).as_json(),
+            "b": mean_interval(b).as_json(),
+            "difference": diff.as_json(),
+        })
+    significant = [r["measure"] for r in rows if r["difference"]["significant"]]
+    warnings = {
+        "a": sim.degenerate_warnings(loaded[0], arms_results[0], seat_kinds),
+        "b": sim.degenerate_warnings(loaded[1], arms_results[1], seat_kinds),
+    }
+    return {
+        "kind": "compare",
+        "game": loaded[0].name,
+        "file": str(path),
+        "players": players,
+        "games": games,
+        "seed": seed,
+        "backend": backend,
+        "seats": seat_kinds,
+        "arms": {"a": _arm_json(arm_a), "b": _arm_json(arm_b)},
+        "rows": rows,
+        "significant": significant,
+        "warnings": warnings,
+        "lengths": {"a": [r.decisions for r in arms_results[0]],
+                    "b": [r.decisions for r in arms_results[1]]},
+        "timing": {"elapsed_seconds": elapsed, "jobs": jobs},
+    }
+
+
+def _arm_json(arm: Arm) -> dict[str, Any]:
+    return {"variant": arm.variant, "params": dict(arm.params), "label": arm.describe()}
+
+
+def _ordered(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    names = list(a)
+    names += [n for n in b if n not in a]
+    return names
+
+
+def verdict_lines(result: Mapping[str, Any]) -> list[str]:
+    """Plain sentences: which differences are significant (95%), and which are not."""
+    a = result["arms"]["a"]["label"]
+    b = result["arms"]["b"]["label"]
+    lines = []
+    sig = [r for r in result["rows"] if r["difference"]["significant"]]
+    if not sig:
+        lines.append(f"No measured difference between {a} and {b} is significant at 95% "
+                     f"over {result['games']} paired games.")
+    for r in sig:
+        d = r["difference"]
+        direction = "higher" if d["mean"] > 0 else "lower"
+        lines.append(f"{r['measure']}: {direction} with {b} than with {a} by "
+                     f"{abs(d['mean']):.3g} (95% interval {d['ci95'][0]:.3g} to "
+                     f"{d['ci95'][1]:.3g}).")
+    return lines
+
+
+# ---------------------------------------------------------------------------- tournament
+
+
+def tournament(
+    path: str | os.PathLike[str],
+    players: int,
+    games: int,
+    seed: int,
+    bots: Sequence[str],
+    variant: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    jobs: int = 1,
+    backend: str = "compiled",
+    loader: Any = None,
+    progress: sim.ProgressCallback | None = None,
+    scheduler: str | None = None,
+    batch: int | None = None,
+) -> dict[str, Any]:
+    """Seat-rotated games between bot kinds: game i seats lineup(bots, players, i)."""
+    if loader is None:
+        from rulelang import load as loader
+    if len(bots) < 2:
+        raise ValueError("a tournament needs at least two bot kinds")
+    if len(set(bots)) != len(bots):
+        raise ValueError(f"bot kinds must differ, got {', '.join(bots)}")
+    for kind in bots:
+        sim.check_seats([kind] * players, players)
+    spec = RunSpec(loader=loader, path=str(path), variant=variant, params=dict(params or {}),
+                   backend=backend, players=players, root_seed=seed, seats=tuple(bots),
+                   track=True, rotate=True)
+    game = loader(spec.path, variant=variant, params=dict(spec.params), backend=backend)
+    if not game.min_players <= players <= game.max_players:
+        raise ValueError(f"{game.name} takes {game.min_players} to {game.max_players} players, "
+                         f"not {players}")
+    started = time.perf_counter()
+    results = run_games(spec, games, jobs, progress, game=game, scheduler=scheduler,
+                        batch=batch)
+    elapsed = time.perf_counter() - started
+    index = {b: k for k, b in enumerate(bots)}
+    shares: list[list[float]] = [[] for _ in bots]
+    pair_results: list[tuple[int, int, float]] = []
+    pair_table: dict[tuple[int, int], list[float]] = {}
+    for r in results:
+        seats = sim.lineup(list(bots), players, r.index)
+        share = [(1.0 / len(r.winners) if p in r.winners else 0.0) for p in range(players)]
+        for p, kind in enumerate(seats):
+            shares[index[kind]].append(share[p])
+        for p in range(players):
+            for q in range(p + 1, players):
+                a, b = index[seats[p]], index[seats[q]]
+                if a == b:
+                    continue
+                score = 0.5 if share[p] == share[q] else (1.0 if share[p] > share[q] else 0.0)
+                pair_results.append((a, b, score))
+                key, val = ((a, b), score) if a < b else ((b, a), 1.0 - score)
+                pair_table.setdefault(key, []).append(val)
+    anchor = index.get("random")
+    ratings = elo(pair_results, len(bots), anchor=anchor)
+    rows = []
+    for k, kind in enumerate(bots):
+        wi = sim.wilson_interval(sum(shares[k]), len(shares[k]))
+        rows.append({"bot": kind, "seat_games": len(shares[k]),
+                     "win_rate": sum(shares[k]) / len(shares[k]) if shares[k] else 0.0,
+                     "win_ci95": list(wi), "elo": ratings[k]})
+    pairs = []
+    for (a, b), vals in sorted(pair_table.items()):
+        iv = mean_interval(vals, null=0.5)
+        pairs.append({"a": bots[a], "b": bots[b], "games": len(vals),
+                      "a_score": iv.mean, "ci95": [iv.low, iv.high],
+                      "significant": iv.significant,
+                      "better": (bots[a] if iv.low > 0.5 else bots[b] if iv.high < 0.5
+                                 else None)})
+    return {
+        "kind": "tournament",
+        "game": game.name,
+        "file": str(path),
+        "players": players,
+        "games": games,
+        "seed": seed,
+        "backend": backend,
+        "variant": variant,
+        "params": dict(spec.params),
+        "bots": list(bots),
+        "fair_share": 1.0 / players,
+        "rows": rows,
+        "pairs": pairs,
+        # Seats rotate, so the warnings cannot name a seat's bot.
+        "warnings": sim.degenerate_warnings(game, results, None,
+                                            random_only=all(b == "random" for b in bots)),
+        "lengths": [r.decisions for r in results],
+        "timing": {"elapsed_seconds": elapsed, "jobs": jobs},
+    }
+
+
+__all__ = ["Arm", "Interval", "compare", "tournament", "verdict_lines", "per_game_measures"]
