@@ -326,7 +326,7 @@ def test_strided_records_replay_and_are_checked(tmp_path: Path) -> None:
     rec["digests"][1] = "0" * 64
     path.write_text(json.dumps(rec))
     bad = run(["replay", ACQUIRE, path])
-    assert bad.exit_code == 1 and "digest mismatch at step 99" in bad.stderr
+    assert bad.exit_code == 4 and "digest mismatch at step 99" in bad.stderr  # RECORD
 
 
 def test_json_dash_writes_stdout_and_bad_paths_fail_first(tmp_path: Path,

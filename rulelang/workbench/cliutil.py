@@ -100,7 +100,7 @@ class Output:
             Path(self.path).write_text(text, encoding="utf-8")
         except OSError as err:
             click.echo(f"error: cannot write {self.path}: {err.strerror or err}", err=True)
-            sys.exit(2)
+            sys.exit(1)  # exitcodes.FAILURE: the run is done, its output cannot be written
 
     def write_json(self, data: Any) -> None:
         self.write(json.dumps(data, indent=2) + "\n")
