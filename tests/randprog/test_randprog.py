@@ -115,8 +115,7 @@ _KNOWN_FILES = {fixture: item for item, fixture, _m in KNOWN}
 
 @pytest.mark.parametrize("path", [
     pytest.param(p, marks=pytest.mark.xfail(
-        strict=True, reason=f"issue 7 {_KNOWN_FILES[p.name]}: the compiled back end differs "
-                            "(emitter defect; the lead fixes it)"))
+        strict=True, reason=f"{_KNOWN_FILES[p.name]}: the back ends differ (see the file)"))
     if p.name in _KNOWN_FILES else p
     for p in sorted(FIXTURES.glob("*.rules"))], ids=lambda p: p.name)
 def test_reproducer(path: Path, no_disk_cache) -> None:
