@@ -37,7 +37,7 @@ class ExprPrinter:
         """A constant holding a .rules location string (emitted once per location)."""
         text = loc(span)
         if text not in self.where:
-            self.where[text] = f"_W{len(self.where)}"
+            self.where[text] = f"AT_{span.line}_{span.col}"
         return self.where[text]
 
     def optional(self, e) -> bool:
@@ -116,14 +116,15 @@ class ExprPrinter:
             return "(False, True)"
         raise EmitError(f"no domain for {t}")
 
-    def bits_fn(self, set_type: T.Type) -> str:
-        """Members of a set value in ascending order: a table lookup for small enums."""
+    def members(self, set_type: T.Type, code: str) -> str:
+        """The members of a set value (a bit mask) in ascending order: a table lookup for small
+        enums, bools as bools."""
         elem = T.strip(set_type).elem
-        if elem is not None and elem.kind == "enum" and len(self.p.enums[elem.name].members) <= 8:
-            return "SMALL_BITS"
         if elem is not None and elem.kind == "bool":
-            return "SMALL_BITS"
-        return "bits"
+            return f"BOOL_MEMBERS[{code}]"
+        if elem is not None and elem.kind == "enum" and len(self.p.enums[elem.name].members) <= 8:
+            return f"SMALL_BITS[{code}]"
+        return f"bits({strip_parens(code)})"
 
     def iter_code(self, e, c: Ctx, snapshot: bool = False) -> str:
         ref = self.p.refs.get(e) if isinstance(e, ast.Name) else None
@@ -134,8 +135,7 @@ class ExprPrinter:
         code = self.nn(e, c)
         kind = T.strip(self.t(e)).kind
         if kind == "set":
-            fn = self.bits_fn(self.t(e))
-            return f"{fn}[{code}]" if fn == "SMALL_BITS" else f"bits({strip_parens(code)})"
+            return self.members(self.t(e), code)
         fresh = isinstance(e, _FRESH) or (
             isinstance(e, ast.Call) and self.p.refs[e][0] in ("def", "table"))
         if snapshot and not fresh:
@@ -268,7 +268,7 @@ class ExprPrinter:
             mask = (1 << len(self.p.enums[ref[1]].members)) - 1
             return Code(repr(mask), simple=True, const=mask)
         text = {"state": lambda: f"s.v_{ident(ref[1])}",
-                "const": lambda: f"_C_{ident(ref[1])}",
+                "const": lambda: f"CONST_{ident(ref[1])}",
                 "graph": lambda: f"GRAPH_{self.name_of_graph(ref[1])}",
                 "players": lambda: "s._players",
                 "num_players": lambda: "s.n"}.get(kind)
@@ -376,7 +376,8 @@ class ExprPrinter:
             if ref[1] == "col":
                 return f"({obj} % {ncols} + {c0})"
             return f"({obj} // {ncols})"
-        return f"_F_{ident(ref[1])}_{ref[2]}[{obj}]"
+        field = self.p.enums[ref[1]].fields[ref[2]][0]
+        return f"FIELD_{ident(ref[1])}_{ident(field)}[{obj}]"
 
     def emit_Call(self, e, c):
         ref = self.p.refs[e]
@@ -391,7 +392,7 @@ class ExprPrinter:
                     want.kind not in ("opt", "none", "any") and self.optional(a))
                 parts.append(((lambda cc, a=a, want=want: self.conv(a, cc, want)), is_safe))
             args = self.seq(c, parts)
-            return f"_d_{ident(d.name)}({', '.join(['s', *args])})"
+            return f"def_{ident(d.name)}({', '.join(['s', *args])})"
         args = self.seq(c, [self._part_nn(a) for a in e.args])
         if ref[0] == "table":
             name = ident(ref[1])
@@ -404,9 +405,9 @@ class ExprPrinter:
                     c.sink.emit(f"{t} = {k}")
                     k = t
                 lo, hi, _values = dense
-                return (f"(_TB_{name}[{k} - {lo}] if {lo} <= {k} <= {hi} "
-                        f"else _t_{name}({k}, {self.L(e.span)}))")
-            return f"_t_{name}({', '.join(args)}, {self.L(e.span)})"
+                return (f"(TABLE_{name}[{k} - {lo}] if {lo} <= {k} <= {hi} "
+                        f"else table_{name}({k}, {self.L(e.span)}))")
+            return f"table_{name}({', '.join(args)}, {self.L(e.span)})"
         entry = BUILTINS.get(e.name)
         if entry is None:
             raise EmitError(f"no emitter for builtin {e.name}")
@@ -416,6 +417,11 @@ class ExprPrinter:
     def location(self, e) -> str:
         """The location constant of an expression (for helpers that can fault)."""
         return self.L(e.span)
+
+    def known_int(self, code: str) -> int | None:
+        """The int a piece of code is known to denote (a literal, a folded constant), or None."""
+        value = const_of(code)
+        return value if type(value) is int else None
 
     def bare(self, code: str) -> str:
         return strip_parens(code)

@@ -94,3 +94,50 @@ def helpers_for(module_text: str) -> tuple[list[str], str]:
         body.append(d.text)
         prev = d
     return imports, "".join(body) + "\n"
+
+
+# Top-level definitions of a generated module that exist only to be called or read by its own
+# code: one that nothing refers to is left out.
+PRUNABLE = ("def_", "table_", "TABLE_", "AT_", "NAMES_", "FIELD_", "CONST_", "NEIGHBORS_",
+            "NEIGHBOR_MASKS_", "GRAPH_", "GRAPH_NEIGHBORS_", "EDGE_COSTS_", "TEXTS_", "ARGS_")
+
+
+def drop_unused(module_text: str) -> str:
+    """The module without the PRUNABLE top-level definitions that no other code refers to (a
+    def always inlined, a location no fault can report, an enum no value shows), found by
+    parsing, repeated until nothing more goes."""
+    while True:
+        tree = pyast.parse(module_text)
+        names: dict[str, pyast.stmt] = {}
+        for node in tree.body:
+            if isinstance(node, pyast.FunctionDef):
+                names[node.name] = node
+            elif isinstance(node, pyast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], pyast.Name):
+                names[node.targets[0].id] = node
+        refs: dict[str, int] = {}
+        for node in tree.body:
+            for sub in pyast.walk(node):
+                if isinstance(sub, pyast.Name) and sub.id in names and names[sub.id] is not node:
+                    refs[sub.id] = refs.get(sub.id, 0) + 1
+        dead = [node for name, node in names.items()
+                if name.startswith(PRUNABLE) and not refs.get(name)]
+        if not dead:
+            return module_text
+        lines = module_text.split("\n")
+        drop: set[int] = set()
+        for node in dead:
+            drop.update(range(node.lineno - 1, node.end_lineno))
+        kept = [line for i, line in enumerate(lines) if i not in drop]
+        module_text = _squeeze_blank_lines("\n".join(kept))
+
+
+def _squeeze_blank_lines(text: str) -> str:
+    """At most two blank lines in a row (what a removed definition leaves behind)."""
+    out: list[str] = []
+    blanks = 0
+    for line in text.split("\n"):
+        blanks = blanks + 1 if not line.strip() else 0
+        if blanks <= 2:
+            out.append(line)
+    return "\n".join(out)

@@ -57,6 +57,8 @@ def wrap_line(line: str, width: int = WIDTH, _parenthesised: bool = False) -> li
             break
         if tok.type == tokenize.OP and tok.string in _OPEN:
             depth += 1
+            if tok.start[0] == 1 and tok.end[1] < len(line) and line[tok.end[1]] not in _CLOSE:
+                breaks.append(tok.end[1])  # just inside a bracket
         elif tok.type == tokenize.OP and tok.string in _CLOSE:
             depth -= 1
         elif depth > 0 and tok.string in _BREAK_AFTER and tok.start[0] == 1:
@@ -89,8 +91,10 @@ def wrap_line(line: str, width: int = WIDTH, _parenthesised: bool = False) -> li
         prefix = cont
         room = width
     pieces.append(prefix + code[start:])
-    if comment:
+    if comment and len(pieces[0]) + 2 + len(comment) <= width:
         pieces[0] = pieces[0] + "  " + comment
+    elif comment:  # no room: the comment goes on its own line, just above
+        pieces.insert(0, " " * indent + comment)
     return pieces
 
 
