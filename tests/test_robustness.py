@@ -364,7 +364,7 @@ def test_exit_codes_of_every_command(rules, record, tmp_path):
         (["simulate", missing, "-p", "2"], X.RULES),
         (["simulate", start, "-p", "2"], X.FAULT),
         (["simulate", rules, "-p", "2", "-n", "1", "--json", tmp_path / "no" / "s.json"],
-         X.USAGE),  # checked before any game is played
+         X.FAILURE),  # found before any game is played, still an unwritable output
         (["play", start, "-p", "random,random"], X.FAULT),
         (["play", syntax, "-p", "random,random"], X.RULES),
         (["play", rules, "-p", "random,robot"], X.USAGE),
