@@ -214,6 +214,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
 
     # Emit everything before rendering: emission registers the location constants.
     score_lines, tiebreak_lines = scorer(program.score), scorer(program.tiebreak)
+    heuristic_lines = scorer(program.heuristic) if program.heuristic is not None else None
     params_shown = {n: consts.params[n] for n in program.params}
     env = _environment()
     member_names = {tuple(info.members): f"NAMES_{ident(name)}"
@@ -235,7 +236,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         apply_table=[applies.get(pc, "None") for pc in range(len(low.code))],
         clone=clone, clone_fns=clone_fns, clone_table=clone_table,
         local_attrs=tuple(local_attrs), score=score_lines,
-        tiebreak=tiebreak_lines)
+        tiebreak=tiebreak_lines, heuristic=heuristic_lines)
     # Definitions nothing refers to are left out; then the runtime helpers this module calls,
     # and only those, are copied from rulelang.runtime.
     text = drop_unused(text)
