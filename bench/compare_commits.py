@@ -70,9 +70,9 @@ def instructions(tree: str, path: str, players: int, games: int, cache: str) -> 
     for n in (games, 0):
         env = dict(os.environ, RULELANG_CACHE=cache, PYTHONDONTWRITEBYTECODE="1")
         with tempfile.NamedTemporaryFile() as out:
-            res = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}",
-                                  sys.executable, "-c", PROBE, tree, path, str(players), str(n)],
-                                 capture_output=True, text=True, env=env, check=True)
+            cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}",
+                   sys.executable, "-c", PROBE, tree, path, str(players), str(n)]
+            res = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
         counts.append(int(re.search(r"refs:\s+([\d,]+)", res.stderr).group(1).replace(",", "")))
     return counts[0] - counts[1]
 
