@@ -34,9 +34,7 @@ from rulelang.codegen.naming import Names
 from rulelang.codegen.passes import Plan, run_passes
 from rulelang.codegen.stmts import StmtPrinter
 from rulelang.consts import Constants
-from rulelang.lower import (
-    Lowered,
-)
+from rulelang.lower import Lowered
 from rulelang.program import Program
 
 

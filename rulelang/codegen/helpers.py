@@ -52,25 +52,11 @@ def _definitions() -> tuple[_Def, ...]:
     return tuple(out)
 
 
-def names_used(module_text: str) -> tuple[set[str], set[str]]:
-    """(names read, names defined at top level) of a Python module's source."""
-    tree = pyast.parse(module_text)
-    read = {n.id for n in pyast.walk(tree) if isinstance(n, pyast.Name)}
-    defined = set()
-    for node in tree.body:
-        if isinstance(node, pyast.FunctionDef | pyast.ClassDef):
-            defined.add(node.name)
-        elif isinstance(node, pyast.Assign):
-            defined.update(t.id for t in node.targets if isinstance(t, pyast.Name))
-    return read, defined
-
-
-def helpers_for(module_text: str) -> tuple[list[str], str]:
+def helpers_for(read: set[str], defined: set[str]) -> tuple[list[str], str]:
     """(import lines, source of the definitions) of the runtime helpers a module (written
-    without them) needs."""
+    without them) needs, given the names its code reads and those it defines at top level."""
     defs = _definitions()
     provided = {n: d for d in defs for n in d.defines}
-    read, defined = names_used(module_text)
     clash = sorted(defined & set(provided))
     if clash:
         raise EmitError(f"generated names clash with runtime helpers: {clash}")
@@ -102,34 +88,43 @@ PRUNABLE = ("def_", "table_", "TABLE_", "AT_", "NAMES_", "FIELD_", "CONST_", "NE
             "NEIGHBOR_MASKS_", "GRAPH_", "GRAPH_NEIGHBORS_", "EDGE_COSTS_", "TEXTS_", "ARGS_")
 
 
-def drop_unused(module_text: str) -> str:
-    """The module without the PRUNABLE top-level definitions that no other code refers to (a
-    def always inlined, a location no fault can report, an enum no value shows), found by
-    parsing, repeated until nothing more goes."""
-    while True:
-        tree = pyast.parse(module_text)
-        names: dict[str, pyast.stmt] = {}
-        for node in tree.body:
-            if isinstance(node, pyast.FunctionDef):
-                names[node.name] = node
-            elif isinstance(node, pyast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], pyast.Name):
-                names[node.targets[0].id] = node
-        refs: dict[str, int] = {}
-        for node in tree.body:
-            for sub in pyast.walk(node):
-                if isinstance(sub, pyast.Name) and sub.id in names and names[sub.id] is not node:
-                    refs[sub.id] = refs.get(sub.id, 0) + 1
-        dead = [node for name, node in names.items()
-                if name.startswith(PRUNABLE) and not refs.get(name)]
-        if not dead:
-            return module_text
-        lines = module_text.split("\n")
-        drop: set[int] = set()
-        for node in dead:
-            drop.update(range(node.lineno - 1, node.end_lineno))
-        kept = [line for i, line in enumerate(lines) if i not in drop]
-        module_text = _squeeze_blank_lines("\n".join(kept))
+def link(module_text: str) -> tuple[str, set[str], set[str]]:
+    """The module without the PRUNABLE top-level definitions that nothing it keeps refers to (a
+    def always inlined, a location no fault can report, an enum no value shows), with the
+    names its kept code reads and those it defines at top level. Found by parsing once:
+    every other top-level statement is kept, and with it what it refers to, transitively."""
+    tree = pyast.parse(module_text)
+    defs: dict[str, pyast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, pyast.FunctionDef | pyast.ClassDef):
+            defs[node.name] = node
+        elif isinstance(node, pyast.Assign):
+            for t in node.targets:
+                if isinstance(t, pyast.Name):
+                    defs[t.id] = node
+    reads = {id(node): {n.id for n in pyast.walk(node) if isinstance(n, pyast.Name)}
+             for node in tree.body}
+    live = [node for node in tree.body if not any(
+        name.startswith(PRUNABLE) and node is d for name, d in defs.items())]
+    seen = {id(node) for node in live}
+    todo = list(live)
+    while todo:
+        for name in reads[id(todo.pop())]:
+            node = defs.get(name)
+            if node is not None and id(node) not in seen:
+                seen.add(id(node))
+                todo.append(node)
+    dead = [node for node in tree.body if id(node) not in seen]
+    read = set().union(*(reads[id(node)] for node in tree.body if id(node) in seen))
+    defined = {name for name, node in defs.items() if id(node) in seen}
+    if not dead:
+        return module_text, read, defined
+    drop: set[int] = set()
+    for node in dead:
+        drop.update(range(node.lineno - 1, node.end_lineno))
+    lines = module_text.split("\n")
+    kept = "\n".join(line for i, line in enumerate(lines) if i not in drop)
+    return _squeeze_blank_lines(kept), read, defined
 
 
 def _squeeze_blank_lines(text: str) -> str:

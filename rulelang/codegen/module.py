@@ -4,6 +4,7 @@ it calls, the line layout and the map from generated lines to .rules lines."""
 
 from __future__ import annotations
 
+import functools
 import re
 from importlib import resources
 
@@ -11,8 +12,8 @@ import jinja2
 
 from rulelang import types as T
 from rulelang.codegen.emitter import Emitter
-from rulelang.codegen.helpers import drop_unused, helpers_for
-from rulelang.codegen.layout import wrap_module
+from rulelang.codegen.helpers import helpers_for, link
+from rulelang.codegen.layout import wrap_items, wrap_module
 from rulelang.codegen.support import Code, Ctx, ident, slot_attr
 from rulelang.consts import Constants
 from rulelang.lower import ChanceAt, ChooseAt, binding_nodes, lower
@@ -25,6 +26,12 @@ _IMPORTS_MARK = "# (imports go here)"
 
 def _read(name: str) -> str:
     return resources.files("rulelang.codegen").joinpath(name).read_text(encoding="utf-8")
+
+
+@functools.cache
+def _template() -> jinja2.Template:
+    """The module skeleton, compiled by Jinja2 once per process."""
+    return _environment().get_template("engine.py.j2")
 
 
 def _environment() -> jinja2.Environment:
@@ -216,11 +223,12 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     score_lines, tiebreak_lines = scorer(program.score), scorer(program.tiebreak)
     heuristic_lines = scorer(program.heuristic) if program.heuristic is not None else None
     params_shown = {n: consts.params[n] for n in program.params}
-    env = _environment()
     member_names = {tuple(info.members): f"NAMES_{ident(name)}"
                     for name, info in program.enums.items() if info.members}
-    env.filters["named"] = lambda v: _named_repr(v, member_names)
-    text = env.get_template("engine.py.j2").render(
+    text = _template().render(
+        vars_text=_named_repr(vars_table, member_names),
+        scopes_text=_named_repr(scopes, member_names),
+        loops_text=_named_repr(loops, member_names),
         game_name=program.name, version=__version__, source_name=program.filename,
         source_digest=program.digest, variant=program.variant,
         params_lines=[f"{ident(n)} = {_safe_repr(v)}" for n, v in sorted(params_shown.items())],
@@ -231,16 +239,16 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         locations=sorted(((v, k) for k, v in em.where.items()),
                          key=lambda x: tuple(map(int, x[0].split("_")[1:]))),
         functions=functions, blocks=blocks, block_table=block_table, pauses=pauses,
-        texts=texts, acts=acts, vars_table=vars_table,
-        scopes=scopes, loops=loops, init=init, all_attrs=all_attrs,
+        texts=texts, acts=acts,
+        init=init, all_attrs=all_attrs,
         apply_table=[applies.get(pc, "None") for pc in range(len(low.code))],
         clone=clone, clone_fns=clone_fns, clone_table=clone_table,
         local_attrs=tuple(local_attrs), score=score_lines,
         tiebreak=tiebreak_lines, heuristic=heuristic_lines)
     # Definitions nothing refers to are left out; then the runtime helpers this module calls,
     # and only those, are copied from rulelang.runtime.
-    text = drop_unused(text)
-    imports, helpers = helpers_for(text)
+    text, read, defined = link(text)
+    imports, helpers = helpers_for(read, defined)
     imports = sorted(imports) + ["from fractions import Fraction"]
     text = text.replace(_IMPORTS_MARK, "\n".join(imports), 1)
     text = text.replace(_HELPERS_MARK, helpers.rstrip("\n"), 1)
@@ -259,6 +267,6 @@ def _line_map(text: str) -> str:
             cur = int(m.group(1))
         if cur:
             out[i] = cur
-    return "\n" + wrap_module("_LINEMAP = " + _safe_repr(out)) + "\n"
+    return "\n" + wrap_items("_LINEMAP = {", [f"{k}: {v}" for k, v in out.items()], "}") + "\n"
 
 

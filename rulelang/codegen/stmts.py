@@ -20,9 +20,7 @@ from rulelang.codegen.tree import (
     _block_exprs,
     _stmt_exprs,
 )
-from rulelang.lower import (
-    binding_nodes,
-)
+from rulelang.lower import binding_nodes
 
 
 class StmtPrinter:
