@@ -566,3 +566,14 @@ def test_a_def_heuristic_runs_compiled_and_agrees_with_the_interpreter() -> None
         assert hc(sc) == hi(si)
         seen.update(hc(sc))
     assert -100000 in seen and len(seen) > 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["polanaftowe", "acquire", "poder"])
+def test_default_mcts_beats_greedy_and_random_with_significance(name: str) -> None:
+    # About 1 (Pola Naftowe) to 10 (Acquire, Poder) minutes on 2 cores.
+    result = tournament(str(ROOT / "rules" / f"{name}.rules"), 3, 60, 0,
+                        ["mcts", "greedy", "random"], jobs=2)
+    better = {(p["a"], p["b"]): p["better"] for p in result["pairs"]}
+    assert better[("mcts", "greedy")] == "mcts"
+    assert better[("mcts", "random")] == "mcts"
