@@ -352,6 +352,8 @@ class Checker:
                 continue
             if t.kind == "enum":
                 value = p.enums[t.name].members.index(value)
+            else:  # plain values only: an IntEnum or a bool/str subclass must not reach code
+                value = bool(value) if t.kind == "bool" else int(value)
             if not self.in_range(name, value, Span("<command line>", 0, 0), "-D"):
                 continue
             p.param_values[name] = value
@@ -410,6 +412,8 @@ class Checker:
                 continue
             for k, pt in zip(row.keys, ptypes):
                 if k.kind == "name":
+                    if pt.kind == "bool" and k.name in ("true", "false"):
+                        continue
                     if pt.kind != "enum" or k.name not in self.p.enums[pt.name].members:
                         self.error("E012", f"'{k.name}' is not a value of {pt}", k.span)
                 elif k.kind != "any" and pt.kind != "int":

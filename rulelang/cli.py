@@ -6,6 +6,7 @@ import json
 import random
 import re
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -17,6 +18,7 @@ from rich.json import JSON
 from rich.table import Table
 from rich.text import Text
 
+from rulelang import exitcodes as X
 from rulelang import sim
 
 # The back end used by simulate, play and replay when --backend is not given.
@@ -24,7 +26,8 @@ DEFAULT_BACKEND = "compiled"
 BACKENDS = ("interpreter", "compiled")
 PLAYER_KINDS = ("human", "random")
 
-_INT_RE = re.compile(r"[+-]?\d+")
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_NUMBER_RE = re.compile(r"[0-9]+")
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -49,13 +52,21 @@ def _get_loader(ctx: click.Context) -> Callable[..., Any]:
     return load
 
 
+def _rules_fail(err: BaseException) -> NoReturn:
+    """Print a rules-level error and exit with its code (exitcodes: usage, rules or fault)."""
+    click.echo(_error_text(err), err=True)
+    from rulelang.errors import RulesRuntimeError
+
+    sys.exit(X.FAULT if isinstance(err, RulesRuntimeError) else X.for_rules_error(err))
+
+
 def _error_text(err: BaseException) -> str:
     lines = [str(err) or type(err).__name__]
     lines.extend(getattr(err, "__notes__", ()))
     return "\n".join(lines)
 
 
-def _fail(message: str, code: int = 2) -> NoReturn:
+def _fail(message: str, code: int) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
 
@@ -64,7 +75,10 @@ def parse_value(raw: str) -> int | bool | str:
     """A -D value: an int if it looks like one, true/false as bool, anything else a string."""
     text = raw.strip()
     if _INT_RE.fullmatch(text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # past Python's digit limit (4300 digits)
+            raise ValueError(f"integer too long ({len(text)} characters)") from None
     if text.lower() == "true":
         return True
     if text.lower() == "false":
@@ -81,7 +95,10 @@ def _parse_defines(
         name = name.strip()
         if not sep or not name:
             raise click.BadParameter(f"expected name=value, got {item!r}", ctx=ctx, param=param)
-        params[name] = parse_value(raw)
+        try:
+            params[name] = parse_value(raw)
+        except ValueError as err:
+            raise click.BadParameter(f"{name}: {err}", ctx=ctx, param=param) from None
     return params
 
 
@@ -148,7 +165,7 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
     """Parse and check each FILE, in its base form and every declared variant."""
     load = _get_loader(ctx)
     rules_errors, _ = _engine_errors()
-    failed = 0
+    failed, worst = 0, X.OK
     for file in files:
         try:
             game = load(file, variant=None, params={}, backend=backend)
@@ -157,18 +174,19 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
         except rules_errors as err:
             click.echo(_error_text(err), err=True)
             failed += 1
+            code = X.for_rules_error(err) if hasattr(err, "diagnostics") else X.FAULT
+            worst = max(worst, code)
             continue
-        except OSError as err:
-            click.echo(f"error: cannot read {file}: {err.strerror or err}", err=True)
+        except (OSError, ValueError) as err:
+            text = err.strerror if isinstance(err, OSError) and err.strerror else err
+            click.echo(f"error: cannot read {file}: {text}" if isinstance(err, OSError)
+                       else f"error: {file}: {err}", err=True)
             failed += 1
-            continue
-        except ValueError as err:
-            click.echo(f"error: {file}: {err}", err=True)
-            failed += 1
+            worst = max(worst, X.RULES)
             continue
         click.echo(f"ok: {file} (game {game.name}, {len(game.variants)} variants)")
     if failed:
-        ctx.exit(1)
+        ctx.exit(worst)
 
 
 @cli.command()
@@ -255,10 +273,11 @@ def simulate(
     except KeyboardInterrupt:
         cliutil.interrupted()
     except rules_errors as err:
-        click.echo(_error_text(err), err=True)
-        sys.exit(2)
-    except (ValueError, OSError, sim.SimulationError) as err:
-        _fail(_error_text(err))
+        _rules_fail(err)
+    except ValueError as err:
+        _fail(_error_text(err), X.USAGE)
+    except (OSError, sim.SimulationError) as err:
+        _fail(_error_text(err), X.FAILURE)
 
     # With --json -, standard output carries the JSON alone; the tables go to stderr.
     Console(highlight=False, stderr=json_target.to_stdout).print(*render_summary(summary))
@@ -360,10 +379,11 @@ def play(
         game = load(file, variant=variant, params=defines, backend=backend)
         state = game.new_game(num_players=len(kinds))
     except rules_errors as err:
-        click.echo(_error_text(err), err=True)
-        sys.exit(2)
-    except (ValueError, OSError) as err:
-        _fail(_error_text(err))
+        _rules_fail(err)
+    except ValueError as err:
+        _fail(_error_text(err), X.USAGE)
+    except OSError as err:
+        _fail(_error_text(err), X.FAILURE)
 
     console.print(Text(f"{game.name}: {len(kinds)} players ({', '.join(kinds)}), seed {seed}"))
     rng = random.Random(seed)
@@ -372,14 +392,19 @@ def play(
     seat_bots = {p: bots.make_bot(k, game, p, sim.bot_seed(seed, p))
                  for p, k in enumerate(kinds) if k not in ("human", "random")}
     digests: list[str] = []
-    abandoned = False
+    abandoned = interrupted = False
+    fault: BaseException | None = None
     try:
         while not state.is_terminal():
             player = state.current_player
+            # apply(), not the apply_index fast path: after a rules fault the state (and so
+            # the record written below) is the one before the faulty action, on every back end.
             if player == sim.CHANCE:
-                state.apply_index(sim.pick_chance(rng, state))
+                k = sim.pick_chance(rng, state)
+                state.apply(state.chance_outcomes()[k][0])
             elif kinds[player] == "random":
-                state.apply_index(sim.pick_random_action(rng, state, game.end_actions))
+                k = sim.pick_random_action(rng, state, game.end_actions)
+                state.apply(state.legal_actions()[k])
                 # The chosen action may be secret (a sealed bid), so only say that a move happened.
                 console.print(Text(f"player {player} (random) moved", style="dim"))
             elif player in seat_bots:
@@ -389,12 +414,19 @@ def play(
                 _human_turn(console, state, player, illegal_action)
             if record_out is not None:
                 digests.append(state.digest())
-    except (click.Abort, _Quit):
+    except (click.Abort, _Quit) as err:
+        # click.prompt turns Ctrl-C and end of input alike into Abort; the context tells them
+        # apart.
+        interrupted = isinstance(err.__context__, KeyboardInterrupt)
         abandoned = True
-        click.echo("\ngame abandoned", err=True)
+        click.echo("\ninterrupted" if interrupted else "\ngame abandoned", err=True)
+    except KeyboardInterrupt:
+        abandoned = interrupted = True
+        click.echo("\ninterrupted", err=True)
     except rules_errors as err:
+        # The record of the game so far is still written below.
         click.echo(_error_text(err), err=True)
-        sys.exit(2)
+        fault = err
 
     if record_out is not None:
         rec = sim.make_record(
@@ -403,9 +435,13 @@ def play(
         try:
             Path(record_out).write_text(json.dumps(rec) + "\n", encoding="utf-8")
         except OSError as err:
-            _fail(f"cannot write {record_out}: {err.strerror or err}")
+            _fail(f"cannot write {record_out}: {err.strerror or err}", X.FAILURE)
+    if fault is not None:
+        sys.exit(X.FAULT)
+    if interrupted:
+        sys.exit(X.INTERRUPTED)
     if abandoned:
-        sys.exit(1)
+        sys.exit(X.FAILURE)
 
     console.rule("game over")
     scores = state.scores()
@@ -434,12 +470,15 @@ def _human_turn(
         ).strip()
         if answer.lower() in ("q", "quit"):
             raise _Quit
-        if answer.isdigit():
-            k = int(answer) - 1
+        if _NUMBER_RE.fullmatch(answer):
+            # ASCII digits only: str.isdigit() also takes '²' or '①', which int() refuses;
+            # a number too long to be an action's is refused before int() is asked.
+            k = int(answer) - 1 if len(answer) <= 9 else -1
             if 0 <= k < len(actions):
-                state.apply_index(k)
+                state.apply(actions[k])
                 return
-            click.echo(f"no action numbered {answer}", err=True)
+            shown = answer if len(answer) <= 12 else answer[:12] + "..."
+            click.echo(f"no action numbered {shown}", err=True)
             continue
         try:
             state.apply(answer)
@@ -458,26 +497,40 @@ def replay(ctx: click.Context, file: str, record: str, backend: str) -> None:
     load = _get_loader(ctx)
     rules_errors, illegal_action = _engine_errors()
     console = Console(highlight=False)
+
+    def bad(message: str) -> NoReturn:
+        _fail(message, X.RECORD)
+
     try:
         rec = json.loads(Path(record).read_text(encoding="utf-8"))
     except OSError as err:
-        _fail(f"cannot read {record}: {err.strerror or err}")
+        bad(f"cannot read {record}: {err.strerror or err}")
+    except UnicodeDecodeError as err:
+        bad(f"{record} is not UTF-8 text: {err.reason} at byte {err.start}")
     except ValueError as err:
-        _fail(f"{record} is not valid JSON: {err}")
+        bad(f"{record} is not valid JSON: {err}")
+    except RecursionError:
+        bad(f"{record} is not valid JSON: nested too deeply")
     problem = _record_problem(rec)
     if problem:
-        _fail(f"{record} is not a rulelang game record: {problem}")
+        bad(f"{record} is not a rulelang game record: {problem}")
 
     try:
         game = load(
             file, variant=rec.get("variant"), params=rec.get("params") or {}, backend=backend
         )
+    except rules_errors as err:
+        if X.for_rules_error(err) == X.USAGE:  # the record's variant or params do not fit
+            bad(f"{record}: its variant or parameters do not fit {file}:\n{_error_text(err)}")
+        _rules_fail(err)
+    except (ValueError, OSError) as err:
+        _fail(_error_text(err), X.RULES)
+    try:
         state = game.new_game(num_players=rec["players"])
     except rules_errors as err:
-        click.echo(_error_text(err), err=True)
-        sys.exit(2)
-    except (ValueError, OSError) as err:
-        _fail(_error_text(err))
+        _rules_fail(err)
+    except ValueError as err:
+        bad(f"{record}: {err}")
 
     if rec.get("rules_digest") != game.source_digest:
         click.echo(
@@ -493,32 +546,34 @@ def replay(ctx: click.Context, file: str, record: str, backend: str) -> None:
     if steps is not None and digests is not None:
         digest_at = dict(zip(steps, digests))
         digests = [digest_at.get(i, "") for i in range(len(actions))]
+    elif digests is not None and len(digests) != len(actions):
+        bad(f"{record} has {len(digests)} digests for {len(actions)} actions "
+            "(every action has one)")
     catch: tuple[type[BaseException], ...] = (illegal_action,) if illegal_action else ()
     for i, action in enumerate(actions):
         try:
             state.apply(action)
         except catch as err:
-            _fail(f"actions[{i}] {action!r} is not legal at that point: {err}", code=1)
+            bad(f"actions[{i}] {action!r} is not legal at that point: {err}")
         except rules_errors as err:
-            _fail(f"actions[{i}] {action!r}: {_error_text(err)}", code=1)
-        if digests is not None and i < len(digests) and digests[i]:
+            bad(f"actions[{i}] {action!r}: {_error_text(err)}")
+        if digests is not None and digests[i]:
             got = state.digest()
             if got != digests[i]:
-                _fail(
-                    f"digest mismatch at step {i} (after {action!r}): "
-                    f"record has {digests[i]}, replay gives {got}",
-                    code=1,
-                )
-    checked = min(len(actions), len(digests)) if digests is not None else 0
+                bad(f"digest mismatch at step {i} (after {action!r}): "
+                    f"record has {digests[i]}, replay gives {got}")
+    checked = len(actions) if digests is not None else 0
     if steps is not None and digests is not None:
         checked = len(digest_at)
-    elif digests is not None and len(digests) != len(actions):
-        click.echo(
-            f"warning: record has {len(digests)} digests for {len(actions)} actions", err=True
-        )
     console.print(Text(f"replayed {len(actions)} actions; {checked} digests match"))
+    if digests is None:
+        click.echo("warning: the record has no digests; the states were not checked", err=True)
 
+    claims = rec.get("scores") is not None or rec.get("winners") is not None
     if not state.is_terminal():
+        if claims:
+            bad(f"{record} ends before the game is over, yet gives final scores or winners "
+                "(truncated?)")
         console.print(Text("the record ends before the game is over"))
         return
     scores = list(state.scores())
@@ -526,9 +581,9 @@ def replay(ctx: click.Context, file: str, record: str, backend: str) -> None:
     console.print(Text(f"scores: {scores}"))
     console.print(Text(f"winners: {winners}"))
     if rec.get("scores") is not None and list(rec["scores"]) != scores:
-        _fail(f"final scores differ: record has {rec['scores']}, replay gives {scores}", 1)
+        bad(f"final scores differ: record has {rec['scores']}, replay gives {scores}")
     if rec.get("winners") is not None and list(rec["winners"]) != winners:
-        _fail(f"winners differ: record has {rec['winners']}, replay gives {winners}", 1)
+        bad(f"winners differ: record has {rec['winners']}, replay gives {winners}")
 
 
 @cli.command(name="compile")
@@ -546,25 +601,57 @@ def compile_cmd(file: str, variant: str | None, defines: dict[str, Any], output:
     rules_errors, _ = _engine_errors()
     try:
         program = check_file(file, variant=variant, params=defines)
+        text = compile_program(program)
     except rules_errors as err:
-        click.echo(_error_text(err), err=True)
-        sys.exit(2)
-    text = compile_program(program)
+        _rules_fail(err)
     try:
         Path(output).write_text(text, encoding="utf-8")
     except OSError as err:
-        _fail(f"cannot write {output}: {err.strerror or err}")
+        _fail(f"cannot write {output}: {err.strerror or err}", X.FAILURE)
     click.echo(f"wrote {output} ({len(text.splitlines())} lines; game {program.name}, "
                f"variant {variant or '-'})")
 
 
+@cli.group(name="cache")
+def cache_group() -> None:
+    """Inspect or empty the cache of compiled engines (docs/protocol.md)."""
+
+
+@cache_group.command(name="info")
+def cache_info_cmd() -> None:
+    """Show the cache folder, its entries and their total size, and the size limit."""
+    from rulelang import cache
+
+    info = cache.cache_info()
+    click.echo(f"folder: {info['folder'] or 'none (engines are compiled in memory)'}")
+    click.echo(f"entries: {info['entries']}")
+    click.echo(f"size: {info['bytes']} bytes")
+    click.echo(f"limit: {info['max_bytes']} bytes (RULELANG_CACHE_MAX_BYTES)")
+
+
+@cache_group.command(name="clear")
+def cache_clear_cmd() -> None:
+    """Delete every cached engine."""
+    from rulelang import cache
+
+    folder = cache.cache_dir()
+    removed = cache.clear()
+    where = f"from {folder}" if folder else "(no cache folder)"
+    click.echo(f"removed {removed} entries {where}")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def _record_problem(rec: Any) -> str | None:
-    """Why `rec` is not a usable game record, or None."""
+    """Why `rec` is not a usable game record, or None (every field's type is checked)."""
     if not isinstance(rec, dict):
         return "top level is not an object"
     if rec.get("rulelang_record") != sim.RECORD_VERSION:
-        return f"unsupported rulelang_record version {rec.get('rulelang_record')!r}"
-    if not isinstance(rec.get("players"), int):
+        shown = repr(rec.get("rulelang_record"))
+        return f"unsupported rulelang_record version {shown[:40]}"
+    if not _is_int(rec.get("players")):
         return "missing or bad 'players'"
     actions = rec.get("actions")
     if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
@@ -574,8 +661,6 @@ def _record_problem(rec: Any) -> str | None:
         not isinstance(digests, list) or not all(isinstance(d, str) for d in digests)
     ):
         return "'digests' must be a list of strings"
-    if rec.get("params") is not None and not isinstance(rec["params"], dict):
-        return "'params' must be an object"
     steps = rec.get("digest_steps")
     if steps is not None:
         if (not isinstance(steps, list) or not all(type(i) is int and 0 <= i < len(actions)
@@ -585,7 +670,23 @@ def _record_problem(rec: Any) -> str | None:
             return "'digest_steps' must be increasing action indices, one per digest"
         if actions and steps[-1] != len(actions) - 1:
             return "'digest_steps' must end with the last action"
+    params = rec.get("params")
+    if params is not None and (not isinstance(params, dict) or not all(
+            isinstance(v, bool | int | str) for v in params.values())):
+        return "'params' must be an object of ints, bools and strings"
+    for key in ("variant", "rules_digest", "file"):
+        if rec.get(key) is not None and not isinstance(rec[key], str):
+            return f"'{key}' must be a string or null"
+    for key in ("scores", "winners"):
+        value = rec.get(key)
+        if value is not None and (not isinstance(value, list)
+                                  or not all(_is_int(x) for x in value)):
+            return f"'{key}' must be a list of integers or null"
     return None
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    click.echo(f"warning: {message}", err=True)
 
 
 def _add_workbench_commands() -> None:
@@ -599,8 +700,20 @@ _add_workbench_commands()
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli(prog_name="rulelang")
+    """Console-script entry point: click's usage errors are 2, Ctrl-C is 130 (exitcodes)."""
+    warnings.showwarning = _show_warning  # e.g. a refused cache entry: one line, no source
+    try:
+        code = cli.main(prog_name="rulelang", standalone_mode=False)
+    except click.exceptions.Abort:  # click turns KeyboardInterrupt into Abort
+        click.echo("interrupted", err=True)
+        sys.exit(X.INTERRUPTED)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(X.INTERRUPTED)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    sys.exit(code if isinstance(code, int) else X.OK)
 
 
 if __name__ == "__main__":

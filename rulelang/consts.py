@@ -327,6 +327,8 @@ def key_match(k: tuple, a) -> bool:
 
 def table_key(program: Program, k: ast.KeyPat, key_type: T.Type) -> tuple:
     """A table key pattern as (kind, lo, hi) with enum names resolved to member indexes."""
+    if k.kind == "name" and key_type.kind == "bool":
+        return ("int", k.name == "true", None)
     if k.kind == "name":
         return ("int", program.enums[key_type.name].members.index(k.name), None)
     return (k.kind, k.lo, k.hi)

@@ -206,6 +206,8 @@ class BitsCache(dict):
 
 BITS_CACHE = BitsCache()
 bits = BITS_CACHE.__getitem__
+# Members of a set of bools (a two-bit mask) as bools, so they stay bools wherever they go.
+BOOL_MEMBERS = ((), (False,), (True,), (False, True))
 
 
 def kth_bit(m, k):

@@ -175,13 +175,16 @@ def _grid_of(ev, e) -> tuple:
 # ---- emitted code -------------------------------------------------------------------------------
 def _emit_len(em, e, args):
     if _kind(em, e) == "set":
+        mask = em.known_int(args[0])
+        if mask is not None:  # a constant set (an enum or grid name): its size
+            return str(mask.bit_count())
         return f"{args[0]}.bit_count()"
     return f"len({em.bare(args[0])})"
 
 
 def _emit_to_list(em, e, args, reverse: bool = False):
     if _kind(em, e) == "set":
-        items = f"bits({em.bare(args[0])})"
+        items = em.members(em.t(e.args[0]), args[0])
         return f"list({items}[::-1])" if reverse else f"list({items})"
     return f"{args[0]}[::-1]" if reverse else f"list({em.bare(args[0])})"
 

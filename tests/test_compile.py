@@ -62,7 +62,7 @@ def test_compile_reports_rules_errors(tmp_path):
     bad = tmp_path / "bad.rules"
     bad.write_text("game X\nplayers 2..2\nflow { n = 1 }\nscore p => 0\n", encoding="utf-8")
     res = CliRunner().invoke(cli, ["compile", str(bad), "-o", str(tmp_path / "x.py")])
-    assert res.exit_code == 2
+    assert res.exit_code == 3  # exitcodes.RULES
     assert "bad.rules:3:8: error[E010]" in res.output
     assert not (tmp_path / "x.py").exists()
 

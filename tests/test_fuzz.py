@@ -1,8 +1,9 @@
 """Bad and hostile input: the front end answers RulesError or a program, never another exception.
 
 Random token soup and mutated copies of the real rules files go through rulelang.check_text;
-mutants that still check are loaded and played a few steps, where only rules-level errors may
-come out. Hostile inputs (deep nesting, huge files, NUL bytes, bad UTF-8, dunder names,
+mutants that still check are loaded and played a few steps on both back ends in lock step,
+where only rules-level errors may come out, the same on both, and a hang is a failure.
+Hostile inputs (deep nesting, huge files, NUL bytes, bad UTF-8, dunder names,
 look-alike letters, escapes in strings, code-injection attempts) have targeted tests.
 """
 
@@ -21,7 +22,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import rulelang
-from rulelang import CHANCE, TERMINAL, RulesError, RulesRuntimeError
+from rulelang import CHANCE, TERMINAL, IllegalAction, RulesError, RulesRuntimeError
 from rulelang.check import AGG_FUNCS, BUILTINS
 from rulelang.grammar import parse
 
@@ -61,6 +62,14 @@ score p => cash[p]
 
 # -- oracles ---------------------------------------------------------------------------------
 
+@pytest.fixture(autouse=True, scope="module")
+def _engines_in_memory():
+    # Every mutant is a new engine: compile in memory rather than fill the user's cache.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RULELANG_CACHE_MAX_BYTES", "0")
+        yield
+
+
 def check_only(text: str):
     """check_text must either return a program or raise RulesError with diagnostics."""
     try:
@@ -72,19 +81,24 @@ def check_only(text: str):
         return None
 
 
-class _Timeout(Exception):
-    pass
+class Hang(AssertionError):
+    """Loading or playing a few steps took longer than HANG_SECONDS: a failure."""
+
+
+# Generous: compiling a mutant of a large rules file takes a second or two on a loaded machine;
+# a hang is what runs far past that.
+HANG_SECONDS = 30.0
 
 
 @contextlib.contextmanager
 def time_limit(seconds: float):
-    """Stop runaway rules (e.g. `while true { }` is valid) without hanging the suite."""
+    """Turn a hang (e.g. `while true { }`, which is valid) into a failure instead of waiting."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def on_alarm(signum, frame):
-        raise _Timeout()
+        raise Hang(f"no result after {seconds} s")
 
     old = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -95,32 +109,67 @@ def time_limit(seconds: float):
         signal.signal(signal.SIGALRM, old)
 
 
-def load_and_play(text: str, seed: int, steps: int = 25) -> None:
-    """Load a checked mutant and play a few random legal moves: only rules-level errors."""
-    rng = random.Random(seed)
+def test_time_limit_turns_a_hang_into_a_failure() -> None:
+    with pytest.raises(Hang, match="no result after 0.2 s"), time_limit(0.2):
+        while True:
+            pass
+
+
+def _outcome(fn, *args):
+    """(result, error) where error is what both back ends must agree on: class, message and
+    location of a rules-level error. Any other exception propagates (a finding)."""
     try:
-        with time_limit(3.0):
-            game = rulelang.load_text(text, "fuzz.rules")
+        return fn(*args), None
+    except RulesError as exc:
+        return None, ("RulesError", tuple((d.code, d.message, str(d.span))
+                                          for d in exc.diagnostics))
+    except RulesRuntimeError as exc:
+        return None, ("RulesRuntimeError", exc.message, exc.location)
+    except IllegalAction:
+        return None, ("IllegalAction",)
+
+
+def load_and_play(text: str, seed: int, steps: int = 25) -> None:
+    """Load a checked text on both back ends and play the same random legal moves in lock step.
+
+    Only rules-level errors may come out, the same on both back ends; states, legal actions and
+    observations must agree at every step; and nothing may hang (Hang, after HANG_SECONDS)."""
+    rng = random.Random(seed)
+    with time_limit(HANG_SECONDS):
+        (ga, ea), (gb, eb) = (_outcome(rulelang.load_text, text, "fuzz.rules", None, None, b)
+                              for b in ("interpreter", "compiled"))
+        assert ea == eb, f"load: interpreter {ea}, compiled {eb}"
+        if ga is None:
+            return
+        for g in (ga, gb):
             with pytest.raises(ValueError, match="players"):
-                game.new_game(num_players=game.max_players + 1)
-            n = max(game.min_players, min(2, game.max_players))
-            state = game.new_game(num_players=n)
-            for _ in range(steps):
-                if state.current_player == TERMINAL:
-                    state.scores()
-                    state.winners()
-                    break
-                if state.current_player == CHANCE:
-                    outcomes = state.chance_outcomes()
-                    state.apply(outcomes[rng.randrange(len(outcomes))][0])
-                else:
-                    legal = state.legal_actions()
-                    state.observation(state.current_player)
-                    state.apply(legal[rng.randrange(len(legal))])
-            state.to_json()
-            state.digest()
-    except (RulesError, RulesRuntimeError, _Timeout):
-        pass
+                g.new_game(num_players=g.max_players + 1)
+        n = max(ga.min_players, min(2, ga.max_players))
+        (a, ea), (b, eb) = _outcome(ga.new_game, n), _outcome(gb.new_game, n)
+        assert ea == eb, f"new_game: interpreter {ea}, compiled {eb}"
+        if a is None:
+            return
+        for step in range(steps):
+            assert a.to_json() == b.to_json(), f"step {step}: states differ"
+            assert a.digest() == b.digest()
+            if a.current_player == TERMINAL:
+                assert (a.scores(), a.winners()) == (b.scores(), b.winners())
+                break
+            if a.current_player == CHANCE:
+                outcomes = [x for x, _p in a.chance_outcomes()]
+                assert outcomes == [x for x, _p in b.chance_outcomes()]
+                action = outcomes[rng.randrange(len(outcomes))]
+            else:
+                legal = a.legal_actions()
+                assert legal == b.legal_actions(), f"step {step}: legal actions differ"
+                p = a.current_player
+                assert a.observation(p) == b.observation(p)
+                action = legal[rng.randrange(len(legal))]
+            (_r, ea), (_r, eb) = _outcome(a.apply, action), _outcome(b.apply, action)
+            assert ea == eb, f"step {step} {action}: interpreter {ea}, compiled {eb}"
+            if ea is not None:
+                assert a.to_json() == b.to_json(), "states differ after the same fault"
+                break
 
 
 # -- (a) random text -------------------------------------------------------------------------

@@ -385,7 +385,7 @@ def test_cli_check_ok_and_failure(fake_file: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.rules"
     bad.write_text("syntax error here\n", encoding="utf-8")
     res = run_cli(["check", fake_file, bad, tmp_path / "missing.rules"])
-    assert res.exit_code == 1
+    assert res.exit_code == 3  # exitcodes.RULES
     assert "syntax error" in res.stderr
     assert "missing.rules" in res.stderr
     assert "Traceback" not in res.output + res.stderr
@@ -444,7 +444,7 @@ def test_cli_simulate_rules_error_is_clean(tmp_path: Path) -> None:
     bad = tmp_path / "bad.rules"
     bad.write_text("syntax error\n", encoding="utf-8")
     res = run_cli(["simulate", bad, "--players", "2"])
-    assert res.exit_code == 2
+    assert res.exit_code == 3  # exitcodes.RULES
     assert "error[E001]: syntax error" in res.stderr
     assert "^" in res.stderr
 
@@ -481,7 +481,7 @@ def test_cli_replay_checks_digests(fake_file: Path, tmp_path: Path) -> None:
     tampered = tmp_path / "tampered.json"
     tampered.write_text(json.dumps(rec))
     res = run_cli(["replay", fake_file, tampered])
-    assert res.exit_code == 1
+    assert res.exit_code == 4  # exitcodes.RECORD
     assert "step 5" in res.stderr
 
     rec = json.loads(record.read_text())
@@ -493,7 +493,7 @@ def test_cli_replay_checks_digests(fake_file: Path, tmp_path: Path) -> None:
 
     tampered.write_text("{not json")
     res = run_cli(["replay", fake_file, tampered])
-    assert res.exit_code == 2 and "not valid JSON" in res.stderr
+    assert res.exit_code == 4 and "not valid JSON" in res.stderr
 
 
 def test_cli_play_human_against_random(fake_file: Path, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 import rulelang
 from rulelang import bots, sim
+from rulelang import exitcodes as X
 from rulelang.cli import cli
 from rulelang.workbench import stats
 from rulelang.workbench.compare import Arm, compare, tournament
@@ -326,7 +327,7 @@ def test_strided_records_replay_and_are_checked(tmp_path: Path) -> None:
     rec["digests"][1] = "0" * 64
     path.write_text(json.dumps(rec))
     bad = run(["replay", ACQUIRE, path])
-    assert bad.exit_code == 1 and "digest mismatch at step 99" in bad.stderr
+    assert bad.exit_code == X.RECORD and "digest mismatch at step 99" in bad.stderr
 
 
 def test_json_dash_writes_stdout_and_bad_paths_fail_first(tmp_path: Path,
@@ -339,7 +340,7 @@ def test_json_dash_writes_stdout_and_bad_paths_fail_first(tmp_path: Path,
     assert not (tmp_path / "-").exists()
     out = run(["simulate", NIM, "-p", "2", "-n", "3", "--json", tmp_path / "no" / "s.json",
                "--records", tmp_path / "recs"])
-    assert out.exit_code == 2
+    assert out.exit_code == X.FAILURE  # an output that cannot be written (exitcodes.py)
     assert "cannot write the summary to" in out.stderr
     assert not (tmp_path / "recs").exists()  # failed before any game was played
 
@@ -502,7 +503,7 @@ def test_reports_are_written_for_every_command(tmp_path: Path) -> None:
         assert "http://" not in text and "https://" not in text  # self-contained
     assert "Paired differences" in (tmp_path / "compare.html").read_text()
     bad = run(["simulate", CARDS, "-p", "2", "-n", "3", "--report", tmp_path / "no" / "r.html"])
-    assert bad.exit_code == 2 and "cannot write the report" in bad.stderr
+    assert bad.exit_code == X.FAILURE and "cannot write the report" in bad.stderr
 
 
 @pytest.mark.skipif(_chromium() is None, reason="needs a headless Chromium (apt install chromium)")

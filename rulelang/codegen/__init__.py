@@ -2,29 +2,25 @@
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import json
-import os
 import re
-import sys
 from importlib import resources
-from pathlib import Path
 
 import jinja2
 
 from rulelang import types as T
 from rulelang.codegen.emitter import Emitter
 from rulelang.codegen.helpers import helpers_for
-from rulelang.codegen.support import Ctx, ident, slot_attr
+from rulelang.codegen.layout import wrap_module
+from rulelang.codegen.support import Code, Ctx, ident, slot_attr
 from rulelang.consts import Constants
 from rulelang.lower import ChanceAt, ChooseAt, binding_nodes, lower
 from rulelang.program import Program
 
-__all__ = ["compile_program", "load_compiled", "cache_dir"]
+__all__ = ["compile_program", "load_compiled"]
 
 _MARK = re.compile(r"# rules:(\d+)\s*$")
 _HELPERS_MARK = "# (runtime helpers go here)"
+_IMPORTS_MARK = "# (imports go here)"
 
 
 def _read(name: str) -> str:
@@ -43,7 +39,7 @@ def _environment() -> jinja2.Environment:
 
 def _doc_safe(text: str) -> str:
     """Text shown inside the module docstring: anything but plain characters becomes '?'."""
-    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in " ._-/:,{}[]=+") else "?"
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in " ._-/:,{}[]=+'()") else "?"
                    for ch in str(text))
 
 
@@ -207,7 +203,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     def scorer(sd) -> list[str]:
         if sd is None:
             return ["return 0"]
-        c = Ctx({program.slots[sd]: "p"})
+        c = Ctx({program.slots[sd]: Code("p", simple=True)})
         return [f"return {em.conv(sd.expr, c, T.INT)}  # rules:{sd.span.line}"]
 
     # Emit everything before rendering: emission registers the location constants.
@@ -220,8 +216,9 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     text = env.get_template("engine.py.j2").render(
         game_name=program.name, version=__version__, source_name=program.filename,
         source_digest=program.digest, variant=program.variant,
-        params_text=json.dumps(params_shown, sort_keys=True),
-        helpers=_HELPERS_MARK, min_players=program.min_players, max_players=program.max_players,
+        params_lines=[f"{ident(n)} = {_safe_repr(v)}" for n, v in sorted(params_shown.items())],
+        helpers=_HELPERS_MARK, imports=_IMPORTS_MARK, min_players=program.min_players,
+        max_players=program.max_players,
         variants=tuple(program.variants), params=params_shown,
         end_actions=tuple(sorted(program.end_actions)), constants=constants,
         locations=sorted(((v, k) for k, v in em.where.items()), key=lambda x: int(x[0][2:])),
@@ -233,7 +230,11 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         local_attrs=tuple(local_attrs), score=score_lines,
         tiebreak=tiebreak_lines)
     # The runtime helpers this module calls, and only those, copied from rulelang.runtime.
-    text = text.replace(_HELPERS_MARK, helpers_for(text).rstrip("\n"), 1)
+    imports, helpers = helpers_for(text)
+    imports = sorted(imports) + ["from fractions import Fraction"]
+    text = text.replace(_IMPORTS_MARK, "\n".join(imports), 1)
+    text = text.replace(_HELPERS_MARK, helpers.rstrip("\n"), 1)
+    text = wrap_module(text)
     return text + _line_map(text)
 
 
@@ -248,52 +249,11 @@ def _line_map(text: str) -> str:
             cur = int(m.group(1))
         if cur:
             out[i] = cur
-    return "\n_LINEMAP = " + _safe_repr(out) + "\n"
-
-
-def _codegen_fingerprint() -> str:
-    """Digest of the whole package's source: every stage shapes the generated code."""
-    h = hashlib.sha256()
-    root = Path(__file__).resolve().parent.parent
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and path.suffix in (".py", ".j2", ".lark", ".tables"):
-            h.update(str(path.relative_to(root)).encode("utf-8") + b"\0")
-            h.update(path.read_bytes())
-    return h.hexdigest()[:16]
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("RULELANG_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rulelang")
-    return Path(base)
-
-
-def cache_key(program: Program) -> str:
-    from rulelang import __version__
-
-    parts = [program.digest, program.filename, program.variant or "",
-             json.dumps(program.param_values, sort_keys=True), __version__,
-             _codegen_fingerprint()]
-    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+    return "\n" + wrap_module("_LINEMAP = " + _safe_repr(out)) + "\n"
 
 
 def load_compiled(program: Program):
     """Compile (or reuse the cached module for) a checked program; returns its Game object."""
-    key = cache_key(program)
-    modname = f"rulelang_engine_{key[:24]}"
-    if modname in sys.modules:
-        return sys.modules[modname].GAME
-    path = cache_dir() / f"{modname}.py"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(compile_program(program), encoding="utf-8")
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(modname, path)
-    module = importlib.util.module_from_spec(spec)
-    from rulelang.errors import IllegalAction, RulesRuntimeError
+    from rulelang import cache
 
-    module._RULELANG_ERRORS = (IllegalAction, RulesRuntimeError)
-    sys.modules[modname] = module
-    spec.loader.exec_module(module)
-    return module.GAME
+    return cache.load_compiled(program, compile_program)

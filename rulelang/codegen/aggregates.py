@@ -6,7 +6,6 @@ from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.support import (
     Ctx,
-    ident,
 )
 
 
@@ -29,82 +28,36 @@ class AggregatePrinter:
             body.emit("    continue")
         return ic
 
-    def _extreme(self, e, c: Ctx) -> str | None:
-        """`any/all(A[x] < K for x in E)` over every member of an enum E, A an int array indexed
-        by E: the test on min(A) or max(A) (nothing here can fault, so the order of the tests
-        and how many run does not matter)."""
-        if e.func not in ("any", "all") or e.cond is not None:
+    def _pattern(self, e, c: Ctx) -> str | None:
+        """Code of an aggregate the passes matched to a whole-mask or extreme form (passes.py,
+        plan_mask_patterns), or None."""
+        match = self.plan.patterns.get(id(e))
+        if match is None:
             return None
-        ref = self.p.refs.get(e.iter) if isinstance(e.iter, ast.Name) else None
-        if ref is None or ref[0] != "enum_all" or not self.p.enums[ref[1]].members:
-            return None
-        test = e.elem
-        if not isinstance(test, ast.BinOp) or test.op not in ("<", "<=", ">", ">="):
-            return None
-        slot = self.p.slots[e]
-        flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
-        for arr, bound, op in ((test.left, test.right, test.op),
-                               (test.right, test.left, flip[test.op])):
-            if not (isinstance(arr, ast.Index) and isinstance(arr.index, ast.Name)
-                    and self.p.refs.get(arr.index) == ("local", slot)):
-                continue
-            at = self.t(arr.obj)
-            if at.kind != "array" or at.index != T.enum(ref[1]) or at.elem != T.INT:
-                continue
-            if slot in self.free(arr.obj) or slot in self.free(bound) \
-                    or not self._ok(arr.obj) or not self._ok(bound):
-                continue
-            a, k = self.seq(c, [self._part_nn(arr.obj), self._part_nn(bound)])
-            small = op in ("<", "<=")  # true for the small values
-            fn = "min" if small == (e.func == "any") else "max"
+        if match[0] == "extreme":
+            _kind, arr, bound, op, fn = match
+            a, k = self.seq(c, [self._part_nn(arr), self._part_nn(bound)])
             return f"({fn}({a}) {op} {k})"
-        return None
-
-    def _nb_mask(self, e, c: Ctx) -> str | None:
-        """`any/all/count(n in S for n in neighbors(x))` (or `not in`), and
-        `{n for n in neighbors(x) if n in S}`, on the grid's neighbour bit masks. S cannot fault
-        and does not read n, so testing all neighbours at once changes nothing."""
-        it = e.iter
-        if not isinstance(it, ast.Call) or self.p.refs.get(it) != ("builtin", "neighbors"):
-            return None
-        slot = self.p.slots[e]
-        if isinstance(e, ast.Agg):
-            if e.cond is not None or e.func not in ("any", "all", "count"):
-                return None
-            test = e.elem
-        else:
-            if e.kind != "set" or not isinstance(e.elem, ast.Name) \
-                    or self.p.refs.get(e.elem) != ("local", slot):
-                return None
-            test = e.cond
-        if not (isinstance(test, ast.BinOp) and test.op in ("in", "not in")
-                and isinstance(test.left, ast.Name)
-                and self.p.refs.get(test.left) == ("local", slot)
-                and T.strip(self.t(test.right)).kind == "set" and slot not in self.free(test.right)
-                and self._ok(test.right)):
-            return None
-        grid = ident(T.strip(self.t(it.args[0])).name)
-        x, sset = self.seq(c, [self._part_nn(it.args[0]), self._part_ex(test.right)])
+        _kind, cell, sset_expr, op = match
+        grid = self.name_of_enum(T.strip(self.t(cell)).name)
+        x, sset = self.seq(c, [self._part_nn(cell), self._part_ex(sset_expr)])
         m = f"NEIGHBOR_MASKS_{grid}[{x}]"
-        hit = f"({m} & {sset})" if test.op == "in" else f"({m} & ~{sset})"
+        hit = f"({m} & {sset})" if op == "in" else f"({m} & ~{sset})"
         if isinstance(e, ast.Comp):
             return hit
         if e.func == "any":
             return f"({hit} != 0)"
         if e.func == "count":
             return f"{hit}.bit_count()"
-        miss = f"({m} & ~{sset})" if test.op == "in" else f"({m} & {sset})"
+        miss = f"({m} & ~{sset})" if op == "in" else f"({m} & {sset})"
         return f"({miss} == 0)"
 
     def emit_Agg(self, e, c):
-        known = getattr(self, "_known_any", None)
-        if known and id(e) in known:
-            return known[id(e)]
+        if id(e) in self._known_any:
+            return self._known_any[id(e)]
         f = e.func
         w = self.L(e.span)
-        code = self._nb_mask(e, c)
-        if code is None:
-            code = self._extreme(e, c)
+        code = self._pattern(e, c)
         if code is not None:
             return code
         if c.sink is None:
@@ -192,7 +145,7 @@ class AggregatePrinter:
         return "(" + " | ".join(f"(1 << {x})" for x in codes) + ")"
 
     def emit_Comp(self, e, c):
-        code = self._nb_mask(e, c)
+        code = self._pattern(e, c)
         if code is not None:
             return code
         if c.sink is None:

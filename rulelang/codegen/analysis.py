@@ -6,21 +6,17 @@ from __future__ import annotations
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.tree import (
-    _MISSING,
     _block_exprs,
     _children,
     _conjuncts,
-    _match,
-    _structured,
     _walk,
 )
-from rulelang.errors import Span
+from rulelang.errors import RulesRuntimeError, Span
 from rulelang.semantics import BUILTINS
 
 # The comparison that is true exactly when the given one is false.
 
 # Expression-bodied defs up to this many AST nodes (callees included) are inlined in statements.
-INLINE_NODES = 120
 
 
 class Analysis:
@@ -260,7 +256,7 @@ class Analysis:
                 ref = self.p.refs.get(e)
                 if ref is not None and ref[0] == "def":
                     d = self.p.defs[ref[1]]
-                    if self.inlinable(d):
+                    if d.name in self.plan.inline:
                         body = self.name_uses(
                             [d.body] if not isinstance(d.body, ast.Block)
                             else _block_exprs(d.body.stmts))
@@ -280,34 +276,7 @@ class Analysis:
             walk(e, 1)
         return out
 
-    def inlinable(self, d: ast.DefDecl) -> bool:
-        if self.def_size(d) > INLINE_NODES:
-            return False
-        return not isinstance(d.body, ast.Block) or _structured(d.body.stmts)
-
-    # -- ordered evaluation of sub-expressions
-
-    def dense_table(self, name: str) -> tuple[int, int, list] | None:
-        """(lo, hi, values) when a one-int-key table has a value for every key in lo..hi."""
-        t = self.p.tables[name]
-        ktypes = [self.p.field_type(f) for f in t.params]
-        rows = self.k.table_rows[name]
-        keyed = [k for k, _ in rows if k[0][0] != "any"]
-        if len(ktypes) != 1 or ktypes[0].kind != "int" or not keyed:
-            return None
-        lo = min(k[0][1] for k in keyed)
-        hi = max((k[0][2] if k[0][0] == "range" else k[0][1]) for k in keyed)
-        if hi - lo > 4096:
-            return None
-        dense = []
-        for key in range(lo, hi + 1):
-            dense.append(next((v for k, v in rows if _match(k[0], key)), _MISSING))
-        if _MISSING in dense:
-            return None
-        return lo, hi, dense
-
-
-    def _reused_any(self, options) -> dict[int, list]:
+    def reused_any(self, options) -> dict[int, list]:
         """`any(P(x) for x in D)` in the `when` of a parameterless option, where an earlier
         option `o(t: T in D) when P(t)` (one parameter over a set) lists exactly the members
         passing P: its value is whether that option added any choice. Nothing changes state
@@ -372,7 +341,7 @@ class Analysis:
         return True
 
 
-    def _fixed_size(self, opt: ast.Option) -> int | None:
+    def fixed_size(self, opt: ast.Option) -> int | None:
         """How many argument tuples an option has when every parameter's domain is fixed (a
         constant int range, all members of an enum, both bools); None otherwise."""
         if not opt.params:
@@ -380,8 +349,9 @@ class Analysis:
         size = 1
         for prm in opt.params:
             t = T.strip(self.p.slot_types[self.p.slots[prm]])
-            if t.kind == "int" and self._const_range(prm.domain) is not None:
-                lo, hi, step = self._const_bounds(prm.domain)
+            bounds = self.const_bounds(prm.domain) if t.kind == "int" else None
+            if bounds is not None:
+                lo, hi, step = bounds
                 size *= len(range(lo, hi + 1, step))
             elif t.kind == "enum" and prm.domain is None:
                 size *= len(self.p.enums[t.name].members)
@@ -391,7 +361,7 @@ class Analysis:
                 return None
         return size
 
-    def _small_domain(self, opt: ast.Option) -> int | None:
+    def small_domain(self, opt: ast.Option) -> int | None:
         """Size of the value range of an option's only parameter, if it is an enum, a bool or
         a player (None otherwise)."""
         if len(opt.params) != 1:
@@ -405,10 +375,10 @@ class Analysis:
             return self.p.max_players
         return None
 
-    def _falls(self, a, prm: ast.OParam, dom) -> bool:
+    def falls(self, a, prm: ast.OParam, dom) -> bool:
         """Whether `a`, once false, stays false for every later value of an int parameter that
         runs upwards (a comparison of a non-decreasing side with a non-increasing one)."""
-        if dom[2] is None or not isinstance(a, ast.BinOp) or a.op not in ("<", "<=", ">", ">="):
+        if dom.first is None or not isinstance(a, ast.BinOp) or a.op not in ("<", "<=", ">", ">="):
             return False
         slot = self.p.slots[prm]
         if T.strip(self.t(a.left)).kind != "int" or T.strip(self.t(a.right)).kind != "int":
@@ -449,19 +419,15 @@ class Analysis:
                 return b
         return None
 
-    def _const_bounds(self, e) -> tuple[int, int, int]:
-        return (self.k.eval_const(e.lo), self.k.eval_const(e.hi),
-                self.k.eval_const(e.step) if e.step is not None else 1)
-
-    def _const_range(self, e) -> str | None:
+    def const_bounds(self, e) -> tuple[int, int, int] | None:
+        """(lo, hi, step) of a range whose bounds are constants (parameters, literals) and whose
+        step is positive; None otherwise."""
         if not isinstance(e, ast.Range):
             return None
         try:
             lo = self.k.eval_const(e.lo)
             hi = self.k.eval_const(e.hi)
             step = self.k.eval_const(e.step) if e.step is not None else 1
-        except Exception:  # not foldable: fall back to the emitted expression
+        except (RulesRuntimeError, KeyError):  # reads state or a local: not constant
             return None
-        if step <= 0:
-            return None
-        return f"range({lo}, {hi + 1}, {step})"
+        return (lo, hi, step) if step > 0 else None

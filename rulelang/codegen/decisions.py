@@ -5,16 +5,15 @@ from __future__ import annotations
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.support import (
+    Code,
     Ctx,
     Sink,
-    _bare,
     _Fn,
     _Hoist,
     ident,
+    is_false,
+    is_true,
     slot_attr,
-)
-from rulelang.codegen.tree import (
-    _conjuncts,
 )
 from rulelang.lower import (
     ChanceAt,
@@ -42,7 +41,7 @@ class DecisionPrinter:
         shared: dict[int, str] = {}
         self._pc, self._tables = pc, []
         body: list[str] = []
-        reuse = self._reused_any(node.options)
+        reuse = self.plan.reused_any.get(pc, {})
         starts: dict[int, str] = {}
         needed = {i for lst in reuse.values() for i, _ag in lst}
         for oi, opt in enumerate(node.options):
@@ -127,6 +126,27 @@ class DecisionPrinter:
         return out
 
 
+    def _domain_printer(self, prm: ast.OParam, dom):
+        """A function printing the values of one action parameter (given a context)."""
+        if dom.kind == "range":
+            lo, hi, step = dom.bounds
+            return lambda cc: f"range({lo}, {hi + 1}, {step})"
+        if dom.kind == "int":
+            return lambda cc: self.ex(prm.domain, cc)
+        if dom.kind == "set":
+
+            def dom_set(cc):
+                code = self.nn(prm.domain, cc)
+                return self.members(self.t(prm.domain), code)
+            return dom_set
+        if dom.kind == "list":
+            # the members of the parameter's type that are in the list, in order (a none in
+            # the list matches nothing)
+            as_set = T.set_of(T.strip(self.t(prm.domain)).elem)
+            return lambda cc: self.members(as_set, f"mask_of_list({self.nn(prm.domain, cc)})")
+        t = self.p.slot_types[self.p.slots[prm]]
+        return lambda cc: self.domain(t)
+
     def _option(self, oi: int, opt: ast.Option, fn: _Fn, pre: Sink,
                 shared: dict[int, str]) -> list[str]:
         m = len(opt.params)
@@ -137,75 +157,19 @@ class DecisionPrinter:
             c, var = c.with_local(slot)
             names.append(var)
             levels[slot] = i
-        # domains: (code emitter, cannot fault, ascending int range)
-        unsafe_dom = -1
-        doms = []
-        for i, prm in enumerate(opt.params):
-            slot = self.p.slots[prm]
-            t = self.p.slot_types[slot]
-            if t.kind == "int":
-                const = self._const_range(prm.domain)
-                if const is not None:
-                    bounds = self._const_bounds(prm.domain)
-                    first = bounds[0] if bounds[0] <= bounds[1] else None
-                    doms.append(((lambda cc, r=const: r), True, first))
-                    continue
-                doms.append(((lambda cc, prm=prm: self.ex(prm.domain, cc)),
-                             self._iter_ok(prm.domain), None))
-            elif prm.domain is not None:
-                dt = T.strip(self.t(prm.domain))
-                if dt.kind == "set":
-                    fnb = self.bits_fn(dt)
-
-                    def dom_set(cc, prm=prm, fnb=fnb):
-                        code = self.nn(prm.domain, cc)
-                        return (f"{fnb}[{code}]" if fnb == "SMALL_BITS"
-                                else f"bits({_bare(code)})")
-                    doms.append((dom_set, self._ok(prm.domain), None))
-                else:
-                    # the members of the parameter's type that are in the list, in order
-                    # (a none in the list matches nothing)
-                    def dom_list(cc, prm=prm):
-                        return f"bits(mask_of_list({self.nn(prm.domain, cc)}))"
-                    doms.append((dom_list, self._ok(prm.domain), None))
-            else:
-                doms.append(((lambda cc, t=t: self.domain(t)), True, None))
-            if not doms[-1][1]:
-                unsafe_dom = i
-        size = self._fixed_size(opt)
-        if opt.when is None and size is not None:
+        op = self.plan.options[(self._pc, oi)]
+        doms = [self._domain_printer(prm, d) for prm, d in zip(opt.params, op.domains)]
+        if op.table_size is not None and op.table_size <= CONST_ACTIONS:
             # Every value of fixed domains: the (option, args) pairs are made once.
-            codes = [d[0](Ctx()) for d in doms]
-            if size <= CONST_ACTIONS:
-                table = f"_K{self._pc}_{oi}_all"
-                loops = " ".join(f"for {n} in {code}" for n, code in zip(names, codes))
-                args = "(" + "".join(f"{n}, " for n in names) + ")"
-                self._tables.append(f"{table} = tuple(({oi}, {args}) {loops})")
-                return [f"    out.extend({table})"]
-        # place the parts of `when`
-        conj = _conjuncts(opt.when) if opt.when is not None else []
-        placed: dict[int, list] = {lv: [] for lv in range(-1, m)}
-        prefix = True
-        for a in conj:
-            prefix = prefix and self.safe(a)
-            if prefix:
-                dep = -1
-                for slot in self.free(a):
-                    if slot in levels:
-                        dep = max(dep, levels[slot])
-                level = max(dep, unsafe_dom)
-                brk = level >= 0 and (dep < level or self._falls(a, opt.params[level], doms[level]))
-                if brk and level >= 1 and dep == level and unsafe_dom < level \
-                        and doms[level][2] is not None and (
-                        self._falls(a, opt.params[level - 1], doms[level - 1])
-                        or self.p.slots[opt.params[level - 1]] not in self.free(a)):
-                    # False at the first value of this loop (where it is easiest to satisfy),
-                    # it is false for every later value of the loop outside too.
-                    first = {self.p.slots[opt.params[level]]: str(doms[level][2])}
-                    placed[level - 1].append((a, True, first))
-            else:
-                level, brk = m - 1, False
-            placed[level].append((a, brk, {}))
+            codes = [d(Ctx()) for d in doms]
+            table = f"_K{self._pc}_{oi}_all"
+            loops = " ".join(f"for {n} in {code}" for n, code in zip(names, codes))
+            args = "(" + "".join(f"{n}, " for n in names) + ")"
+            self._tables.append(f"{table} = tuple(({oi}, {args}) {loops})")
+            return [f"    out.extend({table})"]
+        placed = {lv: [(a, brk, {slot: Code(str(v), simple=True, const=v)
+                                 for slot, v in sub.items()}) for a, brk, sub in tests]
+                  for lv, tests in op.placed.items()}
         # emit: level -1 guards as nested ifs, then one loop per parameter. Nothing here changes
         # state, so the results of inlined defs are shared down the nest (one memo scope per
         # block).
@@ -229,9 +193,9 @@ class DecisionPrinter:
                 scope = Sink(fn, ind, parent=scope)
                 sk.lines[:] = ["    " + x for x in sk.lines]
             lines.extend(sk.lines)
-            if code == "False":  # a folded parameter: the option is never legal
+            if is_false(code):  # a folded parameter: the option is never legal
                 return []
-            if code != "True":
+            if not is_true(code):
                 guard.append(code)
         if guard:
             lines.append("    " * ind + f"if {' and '.join(guard)}:")
@@ -239,7 +203,7 @@ class DecisionPrinter:
             scope = Sink(fn, ind, parent=scope)
         for i in range(m):
             sk = here(scope)
-            dom = doms[i][0](Ctx(c.py, sk, _Hoist(hoist_levels, levels, i - 1, shared)))
+            dom = doms[i](Ctx(c.py, sk, _Hoist(hoist_levels, levels, i - 1, shared)))
             lines.extend(sk.lines)
             lines.append("    " * ind + f"for {names[i]} in {dom}:")
             ind += 1
@@ -255,11 +219,14 @@ class DecisionPrinter:
                 note = "  # then no value of the loop inside passes either" if sub else ""
                 lines.append("    " * ind + f"if {code}:{note}")
                 lines.append("    " * ind + f"    {'break' if brk else 'continue'}")
-        size = self._small_domain(opt)
+        size = op.small_domain
         if size is not None:
             # the (option, args) pairs of a one-parameter option, made once
             table = f"_K{self._pc}_{oi}"
-            self._tables.append(f"{table} = tuple(({oi}, (v,)) for v in range({size}))")
+            # bool values stay bools (False, True): they reach the state JSON as such
+            values = ("(False, True)" if self.p.slot_types[self.p.slots[opt.params[0]]].kind
+                      == "bool" else f"range({size})")
+            self._tables.append(f"{table} = tuple(({oi}, (v,)) for v in {values})")
             lines.append("    " * ind + f"out.append({table}[{names[0]}])")
         else:
             args = "(" + "".join(f"{n}, " for n in names) + ")"
@@ -323,7 +290,10 @@ class DecisionPrinter:
         masked = node.weight is None and dt.kind == "set"
         out.append("")
         out.append(f"def _p{pc}(s, acts, k):")
-        out.append(f"    v = {'kth_bit(acts, k)' if masked else 'acts[k][0]'}")
+        if masked and t.kind == "bool":
+            out.append("    v = BOOL_MEMBERS[acts][k]")
+        else:
+            out.append(f"    v = {'kth_bit(acts, k)' if masked else 'acts[k][0]'}")
         out.append(f"    s.{slot_attr(slot)} = v")
         out.append(f"    s.history.append({f'_S{pc}[v]' if t.kind == 'enum' else f'_s{pc}(v)'})")
         if node.seen_by is None:

@@ -30,7 +30,9 @@ from rulelang.codegen.analysis import Analysis
 from rulelang.codegen.decisions import DecisionPrinter
 from rulelang.codegen.exprs import ExprPrinter
 from rulelang.codegen.flow import FlowPrinter
+from rulelang.codegen.passes import run_passes
 from rulelang.codegen.stmts import StmtPrinter
+from rulelang.consts import Constants
 from rulelang.lower import (
     Lowered,
 )
@@ -38,14 +40,27 @@ from rulelang.program import Program
 
 
 class Emitter(Analysis, ExprPrinter, AggregatePrinter, StmtPrinter, FlowPrinter, DecisionPrinter):
-    def __init__(self, program: Program, lowered: Lowered, consts) -> None:
+    """The code generator for one checked, lowered program: analysis (memoised queries), then
+    the optimisation passes (passes.PASSES, run once here), then printing, which follows the
+    plan the passes made."""
+
+    def __init__(self, program: Program, lowered: Lowered, consts: Constants) -> None:
         self.p = program
         self.low = lowered
-        self.k = consts  # the interpreter's Game: constant values folded by the reference
-        self.where: dict[str, str] = {}  # location string -> constant name
+        self.k = consts  # constant values, worked out by the reference evaluator
+        # analysis caches
         self._safe: dict[int, bool] = {}
         self._def_safe: dict[str, bool] = {}
         self._free: dict[int, frozenset] = {}
         self._size: dict[str, int] = {}
-
-    # -- helpers
+        # printing state
+        self.where: dict[str, str] = {}  # .rules location -> name of its constant
+        self._pc = -1  # the decision being printed
+        self._tables: list[str] = []  # its constant tables
+        self._known_any: dict[int, str] = {}  # id(any-aggregate) -> code reusing an option
+        self._end: dict[int, int] = {}  # flow: basic block start -> end
+        self._heads: set[int] = set()  # flow: blocks that start a function
+        self._head_lines: dict[int, int] = {}
+        self._needed: list[int] = []  # flow: heads the function being printed jumps to
+        self._stack: list[int] = []  # flow: heads being copied into the current function
+        self.plan = run_passes(self)

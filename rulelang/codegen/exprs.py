@@ -5,14 +5,18 @@ from __future__ import annotations
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.support import (
-    _SIMPLE,
+    Code,
     Ctx,
     EmitError,
     Sink,
-    _bare,
+    const_of,
     ident,
+    is_false,
+    is_simple,
+    is_true,
     loc,
     slot_attr,
+    strip_parens,
 )
 from rulelang.codegen.tree import (
     _has_return,
@@ -60,17 +64,17 @@ class ExprPrinter:
     def literal(self, v, t: T.Type) -> str:
         """A folded constant as Python source (only ints, bools, None and lists thereof)."""
         if v is None:
-            return "None"
+            return Code("None", simple=True, const=None)
         t = T.strip(t)
         if t.kind == "bool":
-            return "True" if v else "False"
+            return Code("True" if v else "False", simple=True, const=bool(v))
         if t.kind in ("int", "player", "enum"):
-            return repr(int(v))
+            return Code(repr(int(v)), simple=True, const=int(v))
         if t.kind == "set":
             m = 0
             for x in v:
                 m |= 1 << int(x)
-            return repr(m)
+            return Code(repr(m), simple=True, const=m)
         if t.kind in ("list", "array"):
             elem = t.elem
             return "[" + ", ".join(self.literal(x, elem) for x in v) + "]"
@@ -112,30 +116,30 @@ class ExprPrinter:
             return "(False, True)"
         raise EmitError(f"no domain for {t}")
 
-    def bits_fn(self, set_type: T.Type) -> str:
-        """Members of a set value in ascending order: a table lookup for small enums."""
+    def members(self, set_type: T.Type, code: str) -> str:
+        """The members of a set value (a bit mask) in ascending order: a table lookup for small
+        enums, bools as bools."""
         elem = T.strip(set_type).elem
-        if elem is not None and elem.kind == "enum" and len(self.p.enums[elem.name].members) <= 8:
-            return "SMALL_BITS"
         if elem is not None and elem.kind == "bool":
-            return "SMALL_BITS"
-        return "bits"
+            return f"BOOL_MEMBERS[{code}]"
+        if elem is not None and elem.kind == "enum" and len(self.p.enums[elem.name].members) <= 8:
+            return f"SMALL_BITS[{code}]"
+        return f"bits({strip_parens(code)})"
 
     def iter_code(self, e, c: Ctx, snapshot: bool = False) -> str:
         ref = self.p.refs.get(e) if isinstance(e, ast.Name) else None
         if ref is not None and ref[0] == "enum_all":
             return f"range({len(self.p.enums[ref[1]].members)})"
+        if isinstance(e, ast.Range):
+            return self.range_code(e, c)[1]  # walked once: a Python range will do
         code = self.nn(e, c)
         kind = T.strip(self.t(e)).kind
         if kind == "set":
-            fn = self.bits_fn(self.t(e))
-            return f"{fn}[{code}]" if fn == "SMALL_BITS" else f"bits({_bare(code)})"
-        if isinstance(e, ast.Range) and code.startswith("list(range(") and code.endswith("))"):
-            return code[5:-1]  # walked once: the range itself will do
+            return self.members(self.t(e), code)
         fresh = isinstance(e, _FRESH) or (
             isinstance(e, ast.Call) and self.p.refs[e][0] in ("def", "table"))
         if snapshot and not fresh:
-            return f"list({_bare(code)})"
+            return f"list({strip_parens(code)})"
         return code
 
     # -- analysis: which expressions cannot fault, and which locals they read
@@ -157,7 +161,7 @@ class ExprPrinter:
         codes = []
         for i, (code, lines, is_safe) in enumerate(done):
             c.sink.lines.extend(lines)
-            if i < last and not is_safe and not _SIMPLE.match(code):
+            if i < last and not is_safe and not is_simple(code):
                 t = c.sink.tmp()
                 c.sink.emit(f"{t} = {code}")
                 code = t
@@ -209,7 +213,7 @@ class ExprPrinter:
                     alias = (f"_v_{ident(ref[1])}" if ref[0] == "state"
                              else f"_{slot_attr(ref[1])}")
                     h.levels[0].emit(f"{alias} = {self.emit_Name(e, c)}")
-                    h.shared[key] = alias
+                    h.shared[key] = Code(alias, simple=True)
                 return h.shared[key]
             return None
         if isinstance(e, ast.IntLit | ast.BoolLit | ast.NoneLit):
@@ -238,39 +242,39 @@ class ExprPrinter:
         return t
 
     def emit_IntLit(self, e, c):
-        return repr(e.value)
+        return Code(repr(e.value), simple=True, const=e.value)
 
     def emit_BoolLit(self, e, c):
-        return "True" if e.value else "False"
+        return Code("True" if e.value else "False", simple=True, const=e.value)
 
     def emit_NoneLit(self, e, c):
-        return "None"
+        return Code("None", simple=True, const=None)
 
     def emit_Name(self, e, c):
+        """Every name reads one variable or is a literal: simple code."""
         ref = self.p.refs[e]
         kind = ref[0]
         if kind == "local":
-            return c.py.get(ref[1]) or f"s.{slot_attr(ref[1])}"
-        if kind == "state":
-            return f"s.v_{ident(ref[1])}"
+            return c.py.get(ref[1]) or Code(f"s.{slot_attr(ref[1])}", simple=True)
         if kind == "param":
             return self.literal(self.k.param_values[ref[1]], self.p.param_types[ref[1]])
         if kind == "const":
             t = T.strip(self.t(e))
-            if t.kind in ("list", "array"):
-                return f"_C_{ident(ref[1])}"
-            return self.literal(self.k.const_values[ref[1]], t)
+            if t.kind not in ("list", "array"):
+                return self.literal(self.k.const_values[ref[1]], t)
         if kind == "member":
-            return repr(ref[2])
+            return Code(repr(ref[2]), simple=True, const=ref[2])
         if kind == "enum_all":
-            return repr((1 << len(self.p.enums[ref[1]].members)) - 1)
-        if kind == "graph":
-            return f"GRAPH_{self.name_of_graph(ref[1])}"
-        if kind == "players":
-            return "s._players"
-        if kind == "num_players":
-            return "s.n"
-        raise EmitError(ref)
+            mask = (1 << len(self.p.enums[ref[1]].members)) - 1
+            return Code(repr(mask), simple=True, const=mask)
+        text = {"state": lambda: f"s.v_{ident(ref[1])}",
+                "const": lambda: f"_C_{ident(ref[1])}",
+                "graph": lambda: f"GRAPH_{self.name_of_graph(ref[1])}",
+                "players": lambda: "s._players",
+                "num_players": lambda: "s.n"}.get(kind)
+        if text is None:
+            raise EmitError(ref)
+        return Code(text(), simple=True)
 
     def _branch(self, e, c: Ctx, emit) -> tuple[str, list[str]]:
         """Code of e evaluated only on one branch: (code, statements one level further in)."""
@@ -298,8 +302,8 @@ class ExprPrinter:
         op = BINARY_OPS[e.op].flip if negate else e.op
         if op in ("and", "or"):
             a = self.ex(e.left, c)
-            if a in ("True", "False"):  # a constant (a folded parameter): no test needed
-                if (a == "True") == (op == "and"):
+            if is_true(a) or is_false(a):  # a constant (a folded parameter): no test needed
+                if is_true(a) == (op == "and"):
                     return self.ex(e.right, c)
                 return a
             b, b_lines = self._branch(e.right, c, self.ex)
@@ -336,6 +340,12 @@ class ExprPrinter:
         return f"(-{self.nn(e.operand, c)})"
 
     def emit_Range(self, e, c):
+        plain, code = self.range_code(e, c)
+        return f"list({code})" if plain else code
+
+    def range_code(self, e, c) -> tuple[bool, str]:
+        """(True, a Python range) when the step cannot fault, else (False, an int_range call
+        that checks the step and returns a list)."""
         parts = [self._part_nn(e.lo), self._part_nn(e.hi)]
         literal_step = isinstance(e.step, ast.IntLit) and e.step.value > 0
         if e.step is not None and not literal_step:
@@ -343,10 +353,11 @@ class ExprPrinter:
         codes = self.seq(c, parts)
         lo, hi = codes[0], codes[1]
         if e.step is None:
-            return f"list(range({hi} + 1))" if lo == "0" else f"list(range({lo}, {hi} + 1))"
+            starts_at_0 = type(const_of(lo)) is int and const_of(lo) == 0
+            return True, f"range({hi} + 1)" if starts_at_0 else f"range({lo}, {hi} + 1)"
         if literal_step:
-            return f"list(range({lo}, {hi} + 1, {e.step.value}))"
-        return f"int_range({lo}, {hi}, {codes[2]}, {self.L(e.span)})"
+            return True, f"range({lo}, {hi} + 1, {e.step.value})"
+        return False, f"int_range({lo}, {hi}, {codes[2]}, {self.L(e.span)})"
 
     def emit_Index(self, e, c):
         obj, ix = self.seq(c, [self._part_nn(e.obj), self._part_nn(e.index)])
@@ -371,7 +382,7 @@ class ExprPrinter:
         ref = self.p.refs[e]
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
-            if c.sink is not None and self.inlinable(d):
+            if c.sink is not None and d.name in self.plan.inline:
                 return self.inline_call(e, d, c)
             parts = []
             for a, f in zip(e.args, d.params):
@@ -384,11 +395,11 @@ class ExprPrinter:
         args = self.seq(c, [self._part_nn(a) for a in e.args])
         if ref[0] == "table":
             name = ident(ref[1])
-            dense = self.dense_table(ref[1]) if c.sink is not None else None
+            dense = self.plan.dense.get(ref[1]) if c.sink is not None else None
             if dense is not None:
                 # the common keys straight from the tuple; the function for the rest
                 k = args[0]
-                if not _SIMPLE.match(k):
+                if not is_simple(k):
                     t = c.sink.tmp()
                     c.sink.emit(f"{t} = {k}")
                     k = t
@@ -406,8 +417,13 @@ class ExprPrinter:
         """The location constant of an expression (for helpers that can fault)."""
         return self.L(e.span)
 
+    def known_int(self, code: str) -> int | None:
+        """The int a piece of code is known to denote (a literal, a folded constant), or None."""
+        value = const_of(code)
+        return value if type(value) is int else None
+
     def bare(self, code: str) -> str:
-        return _bare(code)
+        return strip_parens(code)
 
     def name_of_enum(self, name: str) -> str:
         return ident(name)
@@ -429,7 +445,7 @@ class ExprPrinter:
         codes = self.seq(c, parts)
         py = {}
         for f, code in zip(d.params, codes):
-            if not _SIMPLE.match(code):
+            if not is_simple(code):
                 t = c.sink.tmp()
                 c.sink.emit(f"{t} = {code}")
                 code = t
@@ -447,7 +463,7 @@ class ExprPrinter:
             self._inline_stmts(list(d.body.stmts), inner, result, ret)
         else:
             result = self.conv(d.body, inner, ret)
-        if _SIMPLE.match(result):
+        if is_simple(result):
             c.sink.memo[key] = result
         return result
 
@@ -496,8 +512,8 @@ class ExprPrinter:
             if not opened:
                 before = len(cur.lines)
                 code = self.ex(cond, c.at(cur))
-                const = len(cur.lines) == before and code in ("True", "False")
-                if const and code == "False":  # a folded parameter: never taken
+                const = len(cur.lines) == before and (is_true(code) or is_false(code))
+                if const and is_false(code):  # a folded parameter: never taken
                     continue
                 if const:  # always taken: no test, and the later branches are dead
                     emit_body(cur, bodies[i])
@@ -507,9 +523,9 @@ class ExprPrinter:
             else:
                 pre = cur.scratch(1)
                 code = self.ex(cond, c.at(pre))
-                if not pre.lines and code == "False":
+                if not pre.lines and is_false(code):
                     continue
-                if not pre.lines and code == "True":
+                if not pre.lines and is_true(code):
                     cur.emit("else:")
                     emit_body(cur.deeper(), bodies[i])
                     return

@@ -9,8 +9,9 @@ from rulelang.codegen.support import (
     Sink,
     _Fn,
     _Hoist,
-    _then,
     ident,
+    is_false,
+    is_true,
     slot_attr,
 )
 from rulelang.codegen.tree import (
@@ -178,7 +179,8 @@ class FlowPrinter:
                 ci.sink.emit(f"s.{slot_attr(ins.slot)} = {value}")
                 done(pre)
             elif isinstance(ins, SetPhase):
-                _then(sk.lines, ["    " * ind + f"s.phase = {ins.name!r}"])
+                if pc not in self.plan.redundant_phase_sets:
+                    sk.emit(f"s.phase = {ins.name!r}")
             elif isinstance(ins, IterInit):
                 ci, pre = one(ins.expr)
                 it = self.iter_code(ins.expr, ci, snapshot=True)
@@ -194,14 +196,14 @@ class FlowPrinter:
                 sk.lines.extend(self._goto(ins.target, ind, fn))
                 return sk.lines
             elif isinstance(ins, Jump):
-                _then(sk.lines, self._goto(ins.target, ind, fn))
+                sk.lines.extend(self._goto(ins.target, ind, fn))
                 return sk.lines
             elif isinstance(ins, JumpIfNot):
                 ci, pre = one(ins.cond)
                 code = self.ex(ins.cond, ci)
-                if len(sk.lines) == first and code in ("True", "False"):
+                if len(sk.lines) == first and (is_true(code) or is_false(code)):
                     # a constant test (`while true`, a folded parameter): one way only
-                    _then(sk.lines, self._goto(pc + 1 if code == "True" else ins.target,
+                    sk.lines.extend(self._goto(pc + 1 if is_true(code) else ins.target,
                                                ind, fn))
                     return sk.lines
                 ci.sink.emit(f"if {code}:")
@@ -237,7 +239,7 @@ class FlowPrinter:
                 return sk.lines
             else:
                 raise EmitError(ins)
-        _then(sk.lines, self._goto(end, ind, fn))
+        sk.lines.extend(self._goto(end, ind, fn))
         return sk.lines
 
     # -- decisions

@@ -21,7 +21,7 @@ class _Def:
     defines: frozenset[str]
     uses: frozenset[str]
     text: str
-    is_import: bool
+    kind: str  # "import", "assign" or "def" (functions and classes)
 
 
 @functools.cache
@@ -45,9 +45,10 @@ def _definitions() -> tuple[_Def, ...]:
                 "# ----"):
             first -= 1  # the comment that belongs to this definition
         uses = {n.id for n in pyast.walk(node) if isinstance(n, pyast.Name)} - defines
+        kind = ("import" if isinstance(node, pyast.Import | pyast.ImportFrom)
+                else "assign" if isinstance(node, pyast.Assign) else "def")
         out.append(_Def(frozenset(defines), frozenset(uses),
-                        "\n".join(lines[first:node.end_lineno]),
-                        isinstance(node, pyast.Import | pyast.ImportFrom)))
+                        "\n".join(lines[first:node.end_lineno]), kind))
     return tuple(out)
 
 
@@ -64,8 +65,9 @@ def names_used(module_text: str) -> tuple[set[str], set[str]]:
     return read, defined
 
 
-def helpers_for(module_text: str) -> str:
-    """Source of the runtime definitions the module (without helpers) needs."""
+def helpers_for(module_text: str) -> tuple[list[str], str]:
+    """(import lines, source of the definitions) of the runtime helpers a module (written
+    without them) needs."""
     defs = _definitions()
     provided = {n: d for d in defs for n in d.defines}
     read, defined = names_used(module_text)
@@ -80,6 +82,15 @@ def helpers_for(module_text: str) -> str:
                 want.add(n)
                 todo.append(n)
     chosen = [d for d in defs if d.defines & want]
-    imports = [d.text for d in chosen if d.is_import]
-    body = [d.text for d in chosen if not d.is_import]
-    return "\n".join(imports) + ("\n\n" if imports else "") + "\n\n\n".join(body) + "\n"
+    imports = [d.text for d in chosen if d.kind == "import"]
+    body: list[str] = []
+    prev = None
+    for d in chosen:
+        if d.kind == "import":
+            continue
+        if prev is not None:
+            # constants one after another; two blank lines around functions and classes
+            body.append("\n" if prev.kind == d.kind == "assign" else "\n\n\n")
+        body.append(d.text)
+        prev = d
+    return imports, "".join(body) + "\n"

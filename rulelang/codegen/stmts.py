@@ -5,13 +5,14 @@ from __future__ import annotations
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.support import (
-    _SIMPLE,
+    Code,
     Ctx,
     EmitError,
     Sink,
     _Fn,
     _Hoist,
     ident,
+    is_simple,
     slot_attr,
 )
 from rulelang.codegen.tree import (
@@ -29,7 +30,7 @@ class StmtPrinter:
         """An assignable Python expression for an lvalue (indexes range-checked on lists)."""
         ref = self.p.refs[lv]
         if ref[0] == "local":
-            code = c.py.get(ref[1]) or f"s.{slot_attr(ref[1])}"
+            code = c.py.get(ref[1]) or Code(f"s.{slot_attr(ref[1])}", simple=True)
             t = self.p.slot_types[ref[1]]
         else:
             code = f"s.v_{ident(ref[1])}"
@@ -64,7 +65,7 @@ class StmtPrinter:
         tsk = sk.scratch()
         tgt = self.target(s.target, c.at(tsk))
         target_faults = tsk.lines or old_checked or not self._target_safe(s.target)
-        if not value_safe and target_faults and not _SIMPLE.match(v):
+        if not value_safe and target_faults and not is_simple(v):
             t = sk.tmp()
             sk.emit(f"{t} = {v}")
             v = t
@@ -103,7 +104,7 @@ class StmtPrinter:
 
     def emit_Let(self, s, c, ret):
         slot = self.p.slots[s]
-        name = c.py.get(slot) or f"s.{slot_attr(slot)}"
+        name = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
         c.sink.emit(f"{name} = {self.conv(s.value, c, self.p.slot_types[slot])}")
 
     def emit_Assign(self, s, c, ret):
@@ -111,7 +112,7 @@ class StmtPrinter:
         v = self.conv(s.value, c, want)
         tsk = c.sink.scratch()
         tgt = self.target(s.target, c.at(tsk))
-        if tsk.lines and not _SIMPLE.match(v):
+        if tsk.lines and not is_simple(v):
             t = c.sink.tmp()
             c.sink.emit(f"{t} = {v}")
             v = t
@@ -172,7 +173,7 @@ class StmtPrinter:
 
     def emit_For(self, s, c, ret):
         slot = self.p.slots[s]
-        var = c.py.get(slot) or f"s.{slot_attr(slot)}"
+        var = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
         c.sink.emit(f"for {var} in {self.iter_code(s.iter, c, snapshot=True)}:")
         body = c.sink.deeper()
         c.sink.lines.extend(self.stmts(s.body.stmts, c.at(body), body.ind, ret))
@@ -241,7 +242,7 @@ class StmtPrinter:
         ret = self.p.def_ret[t.name]
         args = [f"k{i}" for i in range(len(t.params))]
         out = []
-        dense = self.dense_table(t.name)
+        dense = self.plan.dense.get(t.name)
         if dense is not None:
             lo, hi, values = dense
             out.append(f"_TB_{name} = ({', '.join(self.literal(v, ret) for v in values)},)")

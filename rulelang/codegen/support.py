@@ -8,10 +8,41 @@ from dataclasses import dataclass, field
 from rulelang.errors import Span
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-# Code that reads one name or is a literal: evaluating it later or twice changes nothing.
-_SIMPLE = re.compile(r"(?:s\.)?[A-Za-z_][A-Za-z0-9_]*\Z|-?[0-9]+\Z")
+NOT_CONST = object()
 
-# Expression nodes that always produce a fresh value (no copy needed when stored).
+
+class Code(str):
+    """Python source of an expression, with what the printer knew when it wrote it: `simple`
+    (a name or a literal: evaluating it later or twice changes nothing) and `const` (the value
+    it denotes, or NOT_CONST). Code built by formatting is a plain str: neither."""
+
+    simple: bool
+    const: object
+
+    def __new__(cls, text: str, simple: bool = False, const: object = NOT_CONST) -> Code:
+        obj = super().__new__(cls, text)
+        obj.simple = simple
+        obj.const = const
+        return obj
+
+
+def is_simple(code: str) -> bool:
+    return getattr(code, "simple", False)
+
+
+def const_of(code: str) -> object:
+    """The value a piece of code is known to denote, or NOT_CONST."""
+    return getattr(code, "const", NOT_CONST)
+
+
+def is_true(code: str) -> bool:
+    return const_of(code) is True
+
+
+def is_false(code: str) -> bool:
+    return const_of(code) is False
+
+
 class EmitError(Exception):
     """A node the emitter does not know: a compiler bug, never a user error."""
 
@@ -38,9 +69,9 @@ class _Fn:
     def __init__(self) -> None:
         self.n = 0
 
-    def tmp(self) -> str:
+    def tmp(self) -> Code:
         self.n += 1
-        return f"_t{self.n}"
+        return Code(f"_t{self.n}", simple=True)
 
 
 class Sink:
@@ -63,7 +94,7 @@ class Sink:
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.ind + line)
 
-    def tmp(self) -> str:
+    def tmp(self) -> Code:
         return self.fn.tmp()
 
     def deeper(self, n: int = 1) -> Sink:
@@ -114,7 +145,7 @@ class Ctx:
     hoist: _Hoist | None = None
 
     def with_local(self, slot: str) -> tuple[Ctx, str]:
-        name = "v_" + slot_attr(slot)[2:]
+        name = Code("v_" + slot_attr(slot)[2:], simple=True)
         return Ctx({**self.py, slot: name}, self.sink, self.hoist), name
 
     def at(self, sink: Sink | None) -> Ctx:
@@ -125,16 +156,7 @@ class Ctx:
 
 
 
-def _then(lines: list[str], more: list[str]) -> None:
-    """Append straight-line code; a phase set and at once set again keeps only the last."""
-    if lines and more and more[0].lstrip().startswith("s.phase = "):
-        pad = more[0][:len(more[0]) - len(more[0].lstrip())]
-        if lines[-1].startswith(pad + "s.phase = "):
-            lines.pop()
-    lines.extend(more)
-
-
-def _bare(code: str) -> str:
+def strip_parens(code: str) -> str:
     """Code without parentheses around the whole of it (for the only argument of a call)."""
     if "'" in code or '"' in code:
         return code

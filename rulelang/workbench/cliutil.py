@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -21,6 +21,8 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+from rulelang import exitcodes as X
 
 # Exit status after Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
@@ -62,6 +64,12 @@ def parse_bot_options(values: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+def _cannot_write(message: str) -> NoReturn:
+    """An output that cannot be written: the FAILURE exit code (rulelang/exitcodes.py)."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(X.FAILURE)
+
+
 class Output:
     """A --json / --report target: '-' is standard output; a file is checked before any game
     is played, so an unwritable path fails at once rather than after the run."""
@@ -73,14 +81,13 @@ class Output:
             return
         p = Path(path)
         if p.is_dir():
-            raise click.UsageError(f"cannot write {what} to {path}: it is a directory")
+            _cannot_write(f"cannot write {what} to {path}: it is a directory")
         existed = p.exists()
         try:
             with open(p, "a", encoding="utf-8"):
                 pass
         except OSError as err:
-            raise click.UsageError(
-                f"cannot write {what} to {path}: {err.strerror or err}") from None
+            _cannot_write(f"cannot write {what} to {path}: {err.strerror or err}")
         if not existed:
             with contextlib.suppress(OSError):
                 p.unlink()
@@ -99,8 +106,7 @@ class Output:
         try:
             Path(self.path).write_text(text, encoding="utf-8")
         except OSError as err:
-            click.echo(f"error: cannot write {self.path}: {err.strerror or err}", err=True)
-            sys.exit(2)
+            _cannot_write(f"cannot write {self.path}: {err.strerror or err}")
 
     def write_json(self, data: Any) -> None:
         self.write(json.dumps(data, indent=2) + "\n")

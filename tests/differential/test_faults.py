@@ -31,18 +31,68 @@ EXPECTED = {
 }
 
 
+@pytest.mark.parametrize("entry", ["apply", "apply_index"])
 @pytest.mark.parametrize("action", sorted(EXPECTED))
-def test_fault_location_and_state(backend, action):
+def test_fault_location_and_state(backend, action, entry):
+    """Every apply entry point leaves the state as it was after a rules fault."""
     game = rulelang.load(FAULTS, backend=backend)
     s = game.new_game(2)
     before = s.digest()
     with pytest.raises(rulelang.RulesRuntimeError) as err:
-        s.apply(action)
+        if entry == "apply":
+            s.apply(action)
+        else:
+            s.apply_index(list(EXPECTED).index(action))
     where, message = EXPECTED[action]
     assert err.value.location.endswith(f"{NAME}:{where}")
     assert err.value.message == message
     assert s.digest() == before
     assert s.legal_actions() == list(EXPECTED)
+
+
+DEEP = """
+game Deep
+players 2..2
+state {
+  n: int = 0
+  xs: list<int> = []
+  movers: set<player> = {}
+}
+flow {
+  while n < 50 {
+    let who = players[n % 2]
+    chance roll(d: int in 1..3) seen by who
+    choose who secret {
+      step() { n += d  push n to xs  add who to movers }
+      boom() when n >= 6 { push 0 to xs  n = 100 // (n - n) }
+    }
+    reveal step
+  }
+}
+score p => n
+"""
+
+
+@pytest.mark.parametrize("setup", [False, True])
+def test_a_fault_deep_into_a_game_restores_every_entry_point(backend, setup):
+    """The state after a fault equals the state before it, after many steps, secret choices,
+    private draws and (optionally) a scenario set-up, through apply and apply_index."""
+    game = rulelang.load_text(DEEP, "deep.rules", backend=backend)
+    s = game.new_game(2)
+    for i in range(8):
+        s.apply_index(i % 3)  # roll
+        if setup and i == 3:
+            s.set_vars({"xs": [7, 7]})
+        s.apply("step()")
+    s.apply_index(1)
+    for entry in ("apply", "apply_index"):
+        before, hist, obs = s.to_json(), list(s.history), s.observation(0)
+        with pytest.raises(rulelang.RulesRuntimeError) as err:
+            s.apply("boom()") if entry == "apply" else s.apply_index(1)
+        assert err.value.location == "deep.rules:15:46"  # 100 // (n - n)
+        assert (s.to_json(), s.history, s.observation(0)) == (before, hist, obs)
+    s.apply("step()")
+    assert s.get_var("xs")[:2] == ([7, 7] if setup else [1, 3])
 
 
 def test_illegal_actions_agree():

@@ -1,0 +1,265 @@
+"""Optimisation passes: plain functions, run in the order of PASSES, each reading the checked and
+lowered program through the analysis (rulelang.codegen.analysis) and writing its decisions into
+one Plan. The printers only follow the plan: no decision is taken by looking at printed code.
+
+A pass never changes the program, so the reference interpreter and the generated module still
+run the same lowered instructions; a pass only chooses how the module computes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rulelang import ast
+from rulelang import types as T
+from rulelang.codegen.tree import _conjuncts, _structured, _walk
+from rulelang.lower import ChooseAt, Jump, SetPhase
+
+# Expression-bodied defs up to this many AST nodes (callees included) are inlined in statements.
+INLINE_NODES = 120
+# A one-int-key table whose keys cover at most this many values gets a dense tuple.
+DENSE_TABLE_SPAN = 4096
+
+
+@dataclass
+class Domain:
+    """How one action parameter's values are listed."""
+
+    kind: str  # "range" (constant int range), "int" (an int collection), "set", "list", "type"
+    safe: bool  # listing it cannot fault
+    first: int | None = None  # first value of a non-empty ascending constant range
+    bounds: tuple[int, int, int] | None = None  # (lo, hi, step) of a constant range
+
+
+@dataclass
+class OptionPlan:
+    """How the legal-action function lists one option's (option, args) pairs."""
+
+    domains: list[Domain]
+    unsafe_domain: int  # the last parameter whose domain may fault (-1: none)
+    # every value of fixed domains, no `when`: the pairs are built once (their count)
+    table_size: int | None
+    # `when` conjuncts by loop level (-1: before every loop): (test, break out of the loop
+    # when false, {slot: first value} substituted for a test repeated one level out)
+    placed: dict[int, list[tuple[object, bool, dict]]]
+    small_domain: int | None  # one enum/bool/player parameter: a table of its pairs
+
+
+@dataclass
+class Plan:
+    inline: set[str] = field(default_factory=set)  # defs expanded in place in statements
+    dense: dict[str, tuple[int, int, list]] = field(default_factory=dict)
+    redundant_phase_sets: set[int] = field(default_factory=set)  # SetPhase pcs to skip
+    options: dict[tuple[int, int], OptionPlan] = field(default_factory=dict)
+    reused_any: dict[int, dict[int, list]] = field(default_factory=dict)
+    patterns: dict[int, tuple] = field(default_factory=dict)  # id(node) -> matched pattern
+
+
+def plan_inlining(an, plan: Plan) -> None:
+    """Defs whose body is one expression, or lets, ifs and returns with one way to fall through,
+    of at most INLINE_NODES nodes, are expanded where statements call them. Safe: a def changes
+    no state, and its arguments are evaluated first, in order, as in a call."""
+    for d in an.p.defs.values():
+        if an.def_size(d) <= INLINE_NODES and (
+                not isinstance(d.body, ast.Block) or _structured(d.body.stmts)):
+            plan.inline.add(d.name)
+
+
+def plan_dense_tables(an, plan: Plan) -> None:
+    """A table with one int key and a value for every key in lo..hi (lo..hi at most
+    DENSE_TABLE_SPAN wide) is also written as a tuple indexed by key - lo. Safe: the tuple holds
+    the very values the rows give (the first matching row's), and keys outside lo..hi still go
+    through the row function, faults included."""
+    for name, t in an.p.tables.items():
+        ktypes = [an.p.field_type(f) for f in t.params]
+        rows = an.k.table_rows[name]
+        keyed = [k for k, _ in rows if k[0][0] != "any"]
+        if len(ktypes) != 1 or ktypes[0].kind != "int" or not keyed:
+            continue
+        lo = min(k[0][1] for k in keyed)
+        hi = max((k[0][2] if k[0][0] == "range" else k[0][1]) for k in keyed)
+        if hi - lo > DENSE_TABLE_SPAN:
+            continue
+        values = []
+        for key in range(lo, hi + 1):
+            hit = [v for k, v in rows if _key_covers(k[0], key)]
+            if not hit:
+                break
+            values.append(hit[0])
+        else:
+            plan.dense[name] = (lo, hi, values)
+
+
+def plan_phase_sets(an, plan: Plan) -> None:
+    """A SetPhase whose next instruction, through jumps only, is another SetPhase is skipped.
+    Safe: the phase is only observed at a pause (state JSON), and none comes in between."""
+    code = an.low.code
+    for pc, ins in enumerate(code):
+        if not isinstance(ins, SetPhase):
+            continue
+        nxt, seen = pc + 1, set()
+        while nxt < len(code) and isinstance(code[nxt], Jump) and nxt not in seen:
+            seen.add(nxt)
+            nxt = code[nxt].target
+        if nxt < len(code) and isinstance(code[nxt], SetPhase):
+            plan.redundant_phase_sets.add(pc)
+
+
+def plan_options(an, plan: Plan) -> None:
+    """For each option of each decision: how its parameters' values are listed, whether all its
+    pairs can be built once, and where each conjunct of its `when` is tested. A conjunct moves
+    to the outermost parameter loop whose variables it reads when nothing before it can fault,
+    nor can the domains of the loops it moves out of (so the first fault reported is the
+    interpreter's). Such a conjunct ends its loop (`break`) when it can only stay false for the
+    later values of that loop's variable; if it is also false at the first value of its own
+    loop, it is tested once more one loop further out."""
+    for pc in an.low.pauses:
+        ins = an.low.code[pc]
+        if isinstance(ins, ChooseAt):
+            for oi, opt in enumerate(ins.node.options):
+                plan.options[(pc, oi)] = _plan_option(an, opt)
+
+
+def _plan_option(an, opt: ast.Option) -> OptionPlan:
+    m = len(opt.params)
+    levels = {an.p.slots[prm]: i for i, prm in enumerate(opt.params)}
+    domains: list[Domain] = []
+    unsafe = -1
+    for i, prm in enumerate(opt.params):
+        t = an.p.slot_types[an.p.slots[prm]]
+        if t.kind == "int":
+            bounds = an.const_bounds(prm.domain)
+            if bounds is not None:
+                lo, hi, _step = bounds
+                dom = Domain("range", True, lo if lo <= hi else None, bounds)
+            else:
+                dom = Domain("int", an._iter_ok(prm.domain))
+        elif prm.domain is not None:
+            kind = "set" if T.strip(an.t(prm.domain)).kind == "set" else "list"
+            dom = Domain(kind, an._ok(prm.domain))
+        else:
+            dom = Domain("type", True)
+        domains.append(dom)
+        if not dom.safe:
+            unsafe = i
+    size = an.fixed_size(opt) if opt.when is None else None
+    placed: dict[int, list] = {lv: [] for lv in range(-1, m)}
+    prefix = True
+    for a in (_conjuncts(opt.when) if opt.when is not None else []):
+        prefix = prefix and an.safe(a)
+        if not prefix:
+            placed[m - 1].append((a, False, {}))
+            continue
+        dep = max([-1] + [levels[s] for s in an.free(a) if s in levels])
+        level = max(dep, unsafe)
+        brk = level >= 0 and (dep < level or an.falls(a, opt.params[level], domains[level]))
+        if brk and level >= 1 and dep == level and unsafe < level \
+                and domains[level].first is not None and (
+                an.falls(a, opt.params[level - 1], domains[level - 1])
+                or an.p.slots[opt.params[level - 1]] not in an.free(a)):
+            first = {an.p.slots[opt.params[level]]: domains[level].first}
+            placed[level - 1].append((a, True, first))
+        placed[level].append((a, brk, {}))
+    return OptionPlan(domains, unsafe, size, placed, an.small_domain(opt))
+
+
+def plan_reused_any(an, plan: Plan) -> None:
+    """`any(P(x) for x in D)` in the `when` of a parameterless option, where an earlier option
+    `o(t: T in D) when P(t)` (one parameter over a set) lists exactly the members passing P,
+    becomes whether that option added a choice. Safe: nothing changes state in between, and the
+    earlier option evaluated P on every member first, so any fault was raised there, as in the
+    interpreter."""
+    for pc in an.low.pauses:
+        ins = an.low.code[pc]
+        if isinstance(ins, ChooseAt):
+            found = an.reused_any(ins.node.options)
+            if found:
+                plan.reused_any[pc] = found
+
+
+def plan_mask_patterns(an, plan: Plan) -> None:
+    """Aggregates computed on whole bit masks or array extremes instead of element by element:
+    `any/all/count(n in S for n in neighbors(x))` and `{n for n in neighbors(x) if n in S}` on
+    the neighbour masks (S cannot fault and does not read n), and `any/all(A[x] < K for x in
+    E)` over every member of an enum as a test on min(A) or max(A) (nothing in it can fault).
+    Safe: when nothing can fault, the order and number of element tests cannot be seen."""
+    for d in an.p.module.decls:
+        for node in _walk(d):
+            if isinstance(node, ast.Agg | ast.Comp):
+                match = _match_nb_mask(an, node)
+                if match is None and isinstance(node, ast.Agg):
+                    match = _match_extreme(an, node)
+                if match is not None:
+                    plan.patterns[id(node)] = match
+
+
+def _match_extreme(an, e: ast.Agg) -> tuple | None:
+    if e.func not in ("any", "all") or e.cond is not None:
+        return None
+    ref = an.p.refs.get(e.iter) if isinstance(e.iter, ast.Name) else None
+    if ref is None or ref[0] != "enum_all" or not an.p.enums[ref[1]].members:
+        return None
+    test = e.elem
+    if not isinstance(test, ast.BinOp) or test.op not in ("<", "<=", ">", ">="):
+        return None
+    slot = an.p.slots[e]
+    flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    for arr, bound, op in ((test.left, test.right, test.op),
+                           (test.right, test.left, flip[test.op])):
+        if not (isinstance(arr, ast.Index) and isinstance(arr.index, ast.Name)
+                and an.p.refs.get(arr.index) == ("local", slot)):
+            continue
+        at = an.t(arr.obj)
+        if at.kind != "array" or at.index != T.enum(ref[1]) or at.elem != T.INT:
+            continue
+        if slot in an.free(arr.obj) or slot in an.free(bound) \
+                or not an._ok(arr.obj) or not an._ok(bound):
+            continue
+        small = op in ("<", "<=")  # true for the small values
+        return ("extreme", arr.obj, bound, op, "min" if small == (e.func == "any") else "max")
+    return None
+
+
+def _match_nb_mask(an, e) -> tuple | None:
+    it = e.iter
+    if not isinstance(it, ast.Call) or an.p.refs.get(it) != ("builtin", "neighbors"):
+        return None
+    slot = an.p.slots[e]
+    if isinstance(e, ast.Agg):
+        if e.cond is not None or e.func not in ("any", "all", "count"):
+            return None
+        test = e.elem
+    else:
+        if e.kind != "set" or not isinstance(e.elem, ast.Name) \
+                or an.p.refs.get(e.elem) != ("local", slot):
+            return None
+        test = e.cond
+    if not (isinstance(test, ast.BinOp) and test.op in ("in", "not in")
+            and isinstance(test.left, ast.Name)
+            and an.p.refs.get(test.left) == ("local", slot)
+            and T.strip(an.t(test.right)).kind == "set" and slot not in an.free(test.right)
+            and an._ok(test.right)):
+        return None
+    return ("nb_mask", it.args[0], test.right, test.op)
+
+
+def _key_covers(k: tuple, a: int) -> bool:
+    kind, lo, hi = k
+    if kind == "any":
+        return True
+    if kind == "range":
+        return lo <= a <= hi
+    if kind == "from":
+        return a >= lo
+    return a == lo
+
+
+PASSES = (plan_inlining, plan_dense_tables, plan_phase_sets, plan_options, plan_reused_any,
+          plan_mask_patterns)
+
+
+def run_passes(an) -> Plan:
+    plan = Plan()
+    for p in PASSES:
+        p(an, plan)
+    return plan

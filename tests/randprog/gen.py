@@ -1,0 +1,994 @@
+"""Random well-typed rules programs (the Csmith method): every file the generator writes should
+pass the checker, terminate, and play the same on both back ends.
+
+`generate(seed)` returns a `Case`: the .rules text plus the configurations (variant, parameter
+overrides, player count) to play it with. The generator tracks the type and the kind of every
+name in scope, so it builds expressions of a wanted type only from what is legal there. Loops
+are bounded by construction (small collections, `while` loops with their own counter), so games
+end. Faults (division by zero, a table without a row, `fail`, an empty `min`, indexes out of
+range, a `none` used as a value) are written on purpose, with a small probability, so that
+both back ends are also compared on how they fail.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+INT, BOOL, PLAYER = "int", "bool", "player"
+
+
+def set_of(t: str) -> str:
+    return f"set<{t}>"
+
+
+def list_of(t: str) -> str:
+    return f"list<{t}>"
+
+
+def is_set(t: str) -> bool:
+    return t.startswith("set<")
+
+
+def is_list(t: str) -> bool:
+    return t.startswith("list<")
+
+
+def elem(t: str) -> str:
+    return t[t.index("<") + 1:-1]
+
+
+def is_array(t: str) -> bool:
+    return t.endswith("]")
+
+
+def array_parts(t: str) -> tuple[str, str]:
+    """'int[Col][player]' -> ('int[Col]', 'player'): the last index is applied first."""
+    head, _, idx = t[:-1].rpartition("[")
+    return head, idx
+
+
+@dataclass
+class Var:
+    name: str
+    type: str
+    kind: str  # state local loop oparam param const chance
+
+    @property
+    def assignable(self) -> bool:
+        return self.kind in ("state", "local")
+
+
+@dataclass
+class Ctx:
+    pure: bool = False  # in a def, score or table: no writes, no pauses
+    loops: int = 0
+    depth: int = 0
+    pauses: bool = True  # may decide / roll / run here
+    phase: int | None = None  # index of the phase being written (runs only earlier ones)
+    ret: str | None = None
+
+
+@dataclass
+class Case:
+    seed: int
+    text: str
+    configs: list[dict] = field(default_factory=list)  # {variant, params, players, seed}
+    features: set[str] = field(default_factory=set)
+
+
+class Gen:
+    def __init__(self, seed: int, faults: float | None = None) -> None:
+        self.seed = seed
+        self.r = random.Random(seed)
+        self.faults = faults if faults is not None else self.r.choice([0.0, 0.0, 0.02, 0.06])
+        self.n = 0
+        self.enums: dict[str, dict] = {}  # name -> {members, fields, grid}
+        self.member_of: dict[str, str] = {}
+        self.params: list[Var] = []
+        self.param_values: dict[str, list] = {}
+        self.consts: list[Var] = []
+        self.state: list[Var] = []
+        self.tables: list[tuple[str, list[str], str]] = []  # name, key types, result
+        self.defs: list[tuple[str, list[str], str]] = []
+        self.phases: list[tuple[str, list[str]]] = []
+        self.graphs: list[tuple[str, str]] = []
+        self.secret_actions: list[str] = []
+        self.variants: list[str] = []
+        self.features: set[str] = set()
+        self.budget = 0
+        self.lo_players = 1
+        self.hi_players = 4
+
+    # -- helpers ---------------------------------------------------------------------------
+    def name(self, prefix: str) -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def chance(self, p: float) -> bool:
+        return self.r.random() < p
+
+    def pick(self, xs):
+        return xs[self.r.randrange(len(xs))]
+
+    def enum_types(self, grids: bool = True) -> list[str]:
+        return [e for e, info in self.enums.items() if grids or not info["grid"]]
+
+    def plain_types(self) -> list[str]:
+        return [INT, BOOL, PLAYER, *self.enum_types()]
+
+    def discrete_types(self) -> list[str]:
+        return [BOOL, PLAYER, *self.enum_types()]
+
+    # -- declarations ----------------------------------------------------------------------
+    def gen_enums(self, out: list[str]) -> None:
+        for _ in range(self.r.randint(1, 2)):
+            name = self.name("En")
+            k = self.r.randint(2, 4)
+            members = [f"{name}M{i}" for i in range(k)]
+            fields = self.chance(0.7)
+            if fields:
+                vals = [self.r.randint(0, 5) for _ in members]
+                out.append(f"enum {name}(w: int) {{ "
+                           + ", ".join(f"{m}({v})" for m, v in zip(members, vals)) + " }")
+                self.features.add("enum fields")
+            else:
+                out.append(f"enum {name} {{ {', '.join(members)} }}")
+            self.enums[name] = {"members": members, "fields": fields, "grid": None}
+            for m in members:
+                self.member_of[m] = name
+        if self.chance(0.6):
+            name = self.name("Gr")
+            cols = self.r.randint(1, 3)
+            rows = self.r.randint(1, 2)
+            out.append(f"grid {name} cols 1..{cols} rows A..{'AB'[rows - 1]}")
+            self.enums[name] = {"members": [f"{c}{'AB'[r]}" for r in range(rows)
+                                            for c in range(1, cols + 1)],
+                                "fields": False, "grid": (cols, rows)}
+            self.features.add("grid")
+        big = [e for e in self.enum_types(grids=False) if len(self.enums[e]["members"]) >= 3]
+        if big and self.chance(0.5):
+            en = self.pick(big)
+            g = self.name("Gph")
+            ms = self.enums[en]["members"]
+            pairs = [(a, b) for i, a in enumerate(ms) for b in ms[i + 1:]]
+            self.r.shuffle(pairs)
+            edges = pairs[: self.r.randint(1, len(pairs))]
+            out.append(f"graph {g}({en}) {{ "
+                       + ", ".join(f"{a} - {b}: {self.r.randint(0, 6)}" for a, b in edges)
+                       + " }")
+            self.graphs.append((g, en))
+            self.features.add("graph")
+
+    def literal(self, t: str) -> str:
+        """A constant of type t (for params, variants, table values)."""
+        if t == INT:
+            return str(self.r.randint(0, 6))
+        if t == BOOL:
+            return self.pick(["true", "false"])
+        return self.pick(self.enums[t]["members"])
+
+    def gen_params(self, out: list[str]) -> None:
+        for _ in range(self.r.randint(1, 4)):
+            t = self.pick([INT, BOOL, BOOL, *self.enum_types(grids=False)])
+            name = self.name("pa")
+            out.append(f"param {name}: {t} = {self.literal(t)}")
+            self.params.append(Var(name, t, "param"))
+        for _ in range(self.r.randint(0, 2)):
+            v = self.name("var")
+            sets = [p for p in self.params if self.chance(0.6)]
+            body = " ".join(f"{p.name} = {self.literal(p.type)}" for p in sets)
+            out.append(f"variant {v} {{ {body} }}")
+            self.variants.append(v)
+            self.features.add("variant")
+        self.features.add("params")
+
+    def gen_consts(self, out: list[str]) -> None:
+        for _ in range(self.r.randint(0, 2)):
+            name = self.name("K")
+            t = self.pick([INT, INT, list_of(INT), *[set_of(e) for e in self.enum_types(False)]])
+            if t == INT:
+                env = [v for v in self.params + self.consts if v.type == INT]
+                val = str(self.r.randint(0, 9))
+                if env and self.chance(0.6):
+                    val = f"{self.pick(env).name} + {val}"
+            elif t == list_of(INT):
+                val = "[" + ", ".join(str(self.r.randint(0, 4))
+                                      for _ in range(self.r.randint(1, 4))) + "]"
+            else:
+                ms = self.enums[elem(t)]["members"]
+                val = "{" + ", ".join(self.r.sample(ms, self.r.randint(1, len(ms)))) + "}"
+            out.append(f"const {name}: {t} = {val}")
+            self.consts.append(Var(name, t, "const"))
+            self.features.add("const")
+
+    def key_pat(self, t: str) -> str:
+        if t == INT:
+            lo = self.r.randint(-2, 5)
+            return self.pick([str(lo), f"{lo}..{lo + self.r.randint(0, 3)}", f"{lo}..", "_"])
+        if t == BOOL:
+            return self.pick(["true", "false", "_"])
+        if t == PLAYER:
+            return "_"  # a player column takes only `_` (language.md 6.7)
+        return self.pick([*self.enums[t]["members"], "_"])
+
+    def gen_tables(self, out: list[str]) -> None:
+        for _ in range(self.r.randint(0, 2)):
+            name = self.name("tb")
+            keys = [self.pick([INT, INT, BOOL, PLAYER, *self.enum_types(False)])
+                    for _ in range(self.r.randint(1, 2))]
+            ret = self.pick([INT, INT, BOOL, *self.enum_types(False)])
+            rows = []
+            for _ in range(self.r.randint(1, 4)):
+                pats = [self.key_pat(k) for k in keys]
+                key = pats[0] if len(pats) == 1 else f"({', '.join(pats)})"
+                rows.append(f"{key} => {self.const_value(ret)}")
+            if not self.chance(self.faults * 5):  # without a catch-all a lookup may fault
+                any_key = "_" if len(keys) == 1 else f"({', '.join('_' for _ in keys)})"
+                rows.append(f"{any_key} => {self.const_value(ret)}")
+            else:
+                self.features.add("fault: table without a row")
+            params = ", ".join(f"k{i}: {k}" for i, k in enumerate(keys))
+            out.append(f"table {name}({params}) -> {ret} {{ {', '.join(rows)} }}")
+            self.tables.append((name, keys, ret))
+            if BOOL in keys:
+                self.features.add("table with bool key")
+            self.features.add("table")
+
+    def const_value(self, t: str) -> str:
+        cands = [v.name for v in self.params + self.consts if v.type == t]
+        if cands and self.chance(0.3):
+            return self.pick(cands)
+        return self.literal(t)
+
+    def gen_state(self, out: list[str]) -> None:
+        out.append("state {")
+        enums = self.enum_types(False)
+        specs = [("int", None), ("int[player]", None), ("bool", None), ("list<int>", None),
+                 ("set<player>", None), ("player?", None)]
+        for e in enums:
+            specs += [(set_of(e), None), (f"int[{e}]", None), (f"{e}?", None)]
+        for g in [e for e in self.enums if self.enums[e]["grid"]]:
+            specs.append((set_of(g), None))
+        self.r.shuffle(specs)
+        chosen = specs[: self.r.randint(3, min(8, len(specs)))]
+        if not any(t == "int[player]" for t, _ in chosen):
+            chosen.append(("int[player]", None))
+        for t, _ in chosen:
+            name = self.name("sv")
+            vis = ""
+            if t == "int[player]" and self.chance(0.4):
+                vis = " private"
+                self.features.add("private")
+            elif self.chance(0.15):
+                vis = " hidden"
+                self.features.add("hidden")
+            init = self.expr(t, self.params + self.consts + self.state,
+                             Ctx(pure=True, pauses=False), typed=True, init=True)
+            out.append(f"  {name}: {t}{vis} = {init}")
+            self.state.append(Var(name, t, "state"))
+        out.append("}")
+
+    def gen_defs(self, out: list[str]) -> None:
+        for _ in range(self.r.randint(0, 3)):
+            name = self.name("df")
+            args = [self.pick(self.plain_types()) for _ in range(self.r.randint(0, 2))]
+            ret = self.pick([INT, INT, BOOL, *self.enum_types(False)])
+            env = self.globals_env() + [Var(f"a{i}_{name}", t, "local")
+                                        for i, t in enumerate(args)]
+            params = ", ".join(f"a{i}_{name}: {t}" for i, t in enumerate(args))
+            ctx = Ctx(pure=True, pauses=False, ret=ret)
+            if self.chance(0.5):
+                out.append(f"def {name}({params}) -> {ret} = {self.expr(ret, env, ctx)}")
+            else:
+                lines = [f"def {name}({params}) -> {ret} {{"]
+                body: list[str] = []
+                self.budget = 4
+                env2 = list(env)
+                for _ in range(self.r.randint(0, 2)):
+                    self.stmt_let(body, env2, ctx, 1)
+                c = self.cond(env2, ctx, 0)
+                body.append(f"  if {c} {{")
+                body.append(f"    return {self.expr(ret, env2, ctx)}")
+                body.append("  }")
+                body.append(f"  return {self.expr(ret, env2, ctx)}")
+                out += lines + body + ["}"]
+            self.defs.append((name, args, ret))
+            self.features.add("def")
+
+    def globals_env(self) -> list[Var]:
+        return self.params + self.consts + self.state
+
+    # -- expressions -----------------------------------------------------------------------
+    def op(self, t: str, env: list[Var], ctx: Ctx, d: int = 0, typed: bool = False) -> str:
+        """An expression of type t fit to be an operand: parenthesised unless atomic."""
+        return wrap(self.expr(t, env, ctx, d, typed))
+
+    def cond(self, env: list[Var], ctx: Ctx, d: int) -> str:
+        """A bool for a statement's condition (a leading `if` would swallow the block)."""
+        c = self.expr(BOOL, env, ctx, d)
+        return f"({c})" if c.startswith("if ") else c
+
+    def vars_of(self, env: list[Var], t: str) -> list[Var]:
+        return [v for v in env if v.type == t]
+
+    def expr(self, t: str, env: list[Var], ctx: Ctx, d: int = 0, typed: bool = False,
+             init: bool = False) -> str:
+        """An expression of type t. `typed`: the context gives the type (so [] and {} fit)."""
+        leaf = d >= 3 or self.chance(0.25 + 0.15 * d)
+        if t.endswith("?"):
+            inner = t[:-1]
+            if self.chance(0.3):
+                return "none"
+            return self.expr(inner, env, ctx, d, typed, init)
+        vs = self.vars_of(env, t)
+        if vs and (leaf or self.chance(0.3)):
+            return self.pick(vs).name
+        if t == INT:
+            return self.int_expr(env, ctx, d, leaf)
+        if t == BOOL:
+            return self.bool_expr(env, ctx, d, leaf)
+        if t == PLAYER:
+            return self.player_expr(env, ctx, d, leaf)
+        if t in self.enums:
+            return self.enum_expr(t, env, ctx, d, leaf)
+        if is_set(t):
+            return self.set_expr(t, env, ctx, d, leaf, typed)
+        if is_list(t):
+            return self.list_expr(t, env, ctx, d, leaf, typed)
+        if is_array(t):
+            head, _idx = array_parts(t)
+            return self.expr(head, env, ctx, d + 1, typed=True, init=init)  # filled
+        raise AssertionError(t)
+
+    def coll_of(self, env: list[Var], ctx: Ctx, d: int, kinds=None) -> tuple[str, str]:
+        """A small collection to iterate: (expression, element type)."""
+        cands: list[tuple[str, str]] = [("players", PLAYER)]
+        for e in self.enum_types():
+            cands.append((e, e))
+        for v in env:
+            if is_set(v.type) or is_list(v.type):
+                cands.append((v.name, elem(v.type)))
+        cands.append((f"0..{self.r.randint(0, 3)}", INT))
+        if self.chance(0.3):
+            e = self.pick(self.enum_types())
+            x = self.name("cx")
+            cands.append(("{" + f"{x} for {x} in {e} if {self.cmp_member(x, e)}" + "}", e))
+        if kinds:
+            cands = [c for c in cands if c[1] in kinds] or cands
+        return self.pick(cands)
+
+    def cmp_member(self, x: str, e: str) -> str:
+        ms = self.enums[e]["members"]
+        if self.enums[e]["grid"]:
+            return f"{x}.col >= {self.r.randint(1, 2)}"
+        return f"{x} != {self.pick(ms)}"
+
+    def int_expr(self, env, ctx, d, leaf) -> str:
+        if leaf:
+            opts = [lambda: str(self.r.randint(0, 9)), lambda: "num_players"]
+            ints = self.vars_of(env, INT)
+            if ints:
+                opts.append(lambda: self.pick(ints).name)
+            return self.pick(opts)()
+        sub = lambda: self.op(INT, env, ctx, d + 1)  # noqa: E731
+        forms = [
+            lambda: f"{sub()} + {sub()}",
+            lambda: f"{sub()} - {sub()}",
+            lambda: f"{sub()} * {self.r.randint(0, 3)}",
+            lambda: f"{sub()} // {self.r.randint(1, 4)}",
+            lambda: f"{sub()} % {self.r.randint(1, 4)}",
+            lambda: f"-{sub()}",
+            lambda: f"abs({sub()})",
+            lambda: f"{self.pick(['min', 'max'])}({sub()}, {sub()})",
+            lambda: f"{self.pick(['ceil_div', 'round_up', 'round_down'])}({sub()}, "
+                    f"{self.r.randint(1, 5)})",
+            lambda: f"if {self.op(BOOL, env, ctx, d + 1)} then {sub()} else {sub()}",
+            lambda: self.len_expr(env, ctx, d),
+            lambda: self.agg_int(env, ctx, d),
+        ]
+        arrays = [v for v in env if is_array(v.type) and array_parts(v.type)[0] == INT]
+        if arrays:
+            def index():
+                v = self.pick(arrays)
+                return f"{v.name}[{self.expr(array_parts(v.type)[1], env, ctx, d + 1)}]"
+            forms += [index, index]
+        fielded = [e for e in self.enum_types(False) if self.enums[e]["fields"]]
+        if fielded:
+            forms.append(lambda: f"{self.enum_expr_paren(self.pick(fielded), env, ctx, d)}.w")
+        grids = [e for e in self.enums if self.enums[e]["grid"]]
+        if grids:
+            forms.append(lambda: f"{self.enum_expr_paren(self.pick(grids), env, ctx, d)}"
+                                 f".{self.pick(['col', 'row'])}")
+        tables = [tb for tb in self.tables if tb[2] == INT]
+        if tables:
+            forms.append(lambda: self.call(self.pick(tables), env, ctx, d))
+        defs = [df for df in self.defs if df[2] == INT]
+        if defs:
+            forms.append(lambda: self.call(self.pick(defs), env, ctx, d))
+        lists = [v for v in env if v.type == list_of(INT)]
+        if lists:
+            def lindex():
+                v = self.pick(lists).name
+                if self.chance(self.faults * 3):
+                    self.features.add("fault: index")
+                    return f"{v}[{sub()}]"
+                return f"(if len({v}) > 0 then {v}[abs({sub()}) % len({v})] else 0)"
+            forms.append(lindex)
+        if self.graphs:
+            def cost():
+                g, en = self.pick(self.graphs)
+                self.features.add("graph builtins")
+                a = self.expr(set_of(en), env, ctx, d + 1, typed=True)
+                b = self.expr(en, env, ctx, d + 1)
+                if self.chance(self.faults * 4):
+                    self.features.add("fault: none")
+                    return f"path_cost({g}, {a}, {b})"
+                return f"(if path_cost({g}, {a}, {b}) == none then 0 else path_cost({g}, {a}, {b}))"
+            forms.append(cost)
+        if self.chance(self.faults * 3):
+            self.features.add("fault: division")
+            return f"{sub()} // {sub()}"
+        return self.pick(forms)()
+
+    def enum_expr_paren(self, e, env, ctx, d) -> str:
+        x = self.enum_expr(e, env, ctx, d + 1, leaf=True)
+        return f"({x})" if " " in x else x
+
+    def len_expr(self, env, ctx, d) -> str:
+        r = self.r.random()
+        if r < 0.3:
+            self.features.add("len of enum name")
+            return f"len({self.pick(self.enum_types())})"
+        c, _t = self.coll_of(env, ctx, d + 1)
+        if c in self.enums:
+            self.features.add("len of enum name")
+        return f"len({c})"
+
+    def agg_int(self, env, ctx, d) -> str:
+        c, et = self.coll_of(env, ctx, d + 1)
+        x = self.name("ag")
+        inner = env + [Var(x, et, "loop")]
+        self.features.add("aggregate")
+        f = self.pick(["sum", "count", "min", "max"])
+        body = self.expr(BOOL if f == "count" else INT, inner, ctx, d + 1)
+        cond = f" if {self.expr(BOOL, inner, ctx, d + 2)}" if self.chance(0.4) else ""
+        if f in ("min", "max") and not self.chance(self.faults * 5):
+            # guarded: min/max of an empty collection is a fault
+            return (f"(if count(true for {x} in {c}{cond}) > 0 "
+                    f"then {f}({body} for {x} in {c}{cond}) else 0)")
+        if f in ("min", "max"):
+            self.features.add("fault: empty min/max")
+        return f"{f}({body} for {x} in {c}{cond})"
+
+    def call(self, fn, env, ctx, d) -> str:
+        name, args, _ret = fn
+        return f"{name}({', '.join(self.expr(a, env, ctx, d + 1) for a in args)})"
+
+    def bool_expr(self, env, ctx, d, leaf) -> str:
+        if leaf:
+            bools = self.vars_of(env, BOOL)
+            if bools and self.chance(0.7):
+                return self.pick(bools).name
+            return self.pick(["true", "false"])
+        sub = lambda: self.op(BOOL, env, ctx, d + 1)  # noqa: E731
+        isub = lambda: self.op(INT, env, ctx, d + 1)  # noqa: E731
+        forms = [
+            lambda: f"{isub()} {self.pick(['==', '!=', '<', '<=', '>', '>='])} {isub()}",
+            lambda: f"{sub()} and {sub()}",
+            lambda: f"{sub()} or {sub()}",
+            lambda: f"not {sub()}",
+            lambda: self.membership(env, ctx, d),
+            lambda: self.agg_bool(env, ctx, d),
+            lambda: self.compare_discrete(env, ctx, d),
+        ]
+        for kind, ret in (("tb", BOOL), ("df", BOOL)):
+            fns = [f for f in (self.tables if kind == "tb" else self.defs) if f[2] == ret]
+            if fns:
+                forms.append(lambda fns=fns: self.call(self.pick(fns), env, ctx, d))
+        opts = [v for v in env if v.type.endswith("?")]
+        if opts:
+            forms.append(lambda: f"{self.pick(opts).name} {self.pick(['==', '!='])} none")
+        if self.graphs:
+            def edge():
+                g, en = self.pick(self.graphs)
+                self.features.add("graph builtins")
+                return (f"edge_cost({g}, {self.expr(en, env, ctx, d + 1)}, "
+                        f"{self.expr(en, env, ctx, d + 1)}) {self.pick(['==', '!='])} none")
+            forms.append(edge)
+        return self.pick(forms)()
+
+    def compare_discrete(self, env, ctx, d) -> str:
+        t = self.pick([PLAYER, *self.enum_types()])
+        op = self.pick(["==", "!=", "<", ">="])
+        return f"{self.op(t, env, ctx, d + 1)} {op} {self.op(t, env, ctx, d + 1)}"
+
+    def membership(self, env, ctx, d) -> str:
+        c, et = self.coll_of(env, ctx, d + 1)
+        return f"{self.op(et, env, ctx, d + 1)} {self.pick(['in', 'not in'])} {wrap(c)}"
+
+    def agg_bool(self, env, ctx, d) -> str:
+        c, et = self.coll_of(env, ctx, d + 1)
+        x = self.name("ag")
+        inner = env + [Var(x, et, "loop")]
+        self.features.add("aggregate")
+        return (f"{self.pick(['any', 'all'])}({self.expr(BOOL, inner, ctx, d + 1)} "
+                f"for {x} in {c})")
+
+    def player_expr(self, env, ctx, d, leaf) -> str:
+        ps = self.vars_of(env, PLAYER)
+        if leaf:
+            if ps and self.chance(0.7):
+                return self.pick(ps).name
+            return "players[0]"
+        forms = [
+            lambda: f"next_seat({self.expr(PLAYER, env, ctx, d + 1)})",
+            lambda: f"seats_from({self.expr(PLAYER, env, ctx, d + 1)})[0]",
+            lambda: f"players[{self.op(INT, env, ctx, d + 1)} % num_players]",
+            lambda: f"if {self.op(BOOL, env, ctx, d + 1)} then "
+                    f"{self.op(PLAYER, env, ctx, d + 1)} else {self.op(PLAYER, env, ctx, d + 1)}",
+            lambda: self.sorted_first(env, ctx, d),
+        ]
+        return self.pick(forms)()
+
+    def sorted_first(self, env, ctx, d) -> str:
+        x = self.name("so")
+        inner = env + [Var(x, PLAYER, "loop")]
+        self.features.add("sort")
+        keys = ", ".join(f"{self.expr(INT, inner, ctx, d + 1)}{self.pick(['', ' asc', ' desc'])}"
+                         for _ in range(self.r.randint(1, 2)))
+        return f"sort({x} in players by {keys})[0]"
+
+    def enum_expr(self, t, env, ctx, d, leaf) -> str:
+        info = self.enums[t]
+        vs = self.vars_of(env, t)
+        if info["grid"]:
+            if vs and self.chance(0.7):
+                return self.pick(vs).name
+            cols, rows = info["grid"]
+            x = self.name("c")
+            return (f"first({x} for {x} in {t} if {x}.col == {self.r.randint(1, cols)} "
+                    f"and {x}.row == {self.r.randint(0, rows - 1)})")
+        if leaf or self.chance(0.5):
+            if vs and self.chance(0.5):
+                return self.pick(vs).name
+            m = self.pick(info["members"])
+            return m if self.chance(0.7) else f"{t}.{m}"
+        forms = [lambda: f"if {self.op(BOOL, env, ctx, d + 1)} then "
+                         f"{self.op(t, env, ctx, d + 1)} else {self.op(t, env, ctx, d + 1)}"]
+        fns = [f for f in self.tables + self.defs if f[2] == t]
+        if fns:
+            forms.append(lambda: self.call(self.pick(fns), env, ctx, d))
+        return self.pick(forms)()
+
+    def set_expr(self, t, env, ctx, d, leaf, typed) -> str:
+        et = elem(t)
+        if leaf:
+            if et in self.enums and not self.enums[et]["grid"] and self.chance(0.5):
+                return et
+            if typed:
+                return "{}"
+            return "{" + f"{self.expr(et, env, ctx, d + 1)}" + "}"
+        sub = lambda: self.op(t, env, ctx, d + 1, typed=True)  # noqa: E731
+        forms = [
+            lambda: f"{sub()} + {sub()}",
+            lambda: f"{sub()} - {sub()}",
+            lambda: "{" + ", ".join(self.expr(et, env, ctx, d + 1)
+                                    for _ in range(self.r.randint(1, 3))) + "}",
+        ]
+        src = et if et in self.enums else ("players" if et == PLAYER else None)
+        if src is not None:
+            def comp():
+                x = self.name("sc")
+                inner = env + [Var(x, et, "loop")]
+                self.features.add("comprehension")
+                return "{" + f"{x} for {x} in {src} if {self.expr(BOOL, inner, ctx, d + 1)}" + "}"
+            forms.append(comp)
+        if et in self.enums and self.enums[et]["grid"]:
+            forms.append(lambda: f"connected({self.expr(et, env, ctx, d + 1)}, {sub()})")
+            self.features.add("grid builtins")
+        return self.pick(forms)()
+
+    def list_expr(self, t, env, ctx, d, leaf, typed) -> str:
+        et = elem(t)
+        if leaf:
+            if et == PLAYER:
+                return "players"
+            if et == INT:
+                return self.pick(["[]" if typed else "[0]", f"0..{self.r.randint(0, 3)}",
+                                  f"[{self.r.randint(0, 5)}, {self.r.randint(0, 5)}]"])
+            if typed:
+                return "[]"
+            return f"[{self.expr(et, env, ctx, d + 1)}]"
+        sub = lambda: self.op(t, env, ctx, d + 1, typed=True)  # noqa: E731
+        forms = [lambda: f"{sub()} + {sub()}"]
+        if et == INT:
+            forms += [
+                lambda: (f"{self.r.randint(0, 2)}..{self.r.randint(0, 4)} "
+                         f"step {self.r.randint(1, 2)}"),
+                lambda: self.list_comp(INT, env, ctx, d),
+                lambda: self.list_sort(t, env, ctx, d),
+            ]
+        if et == PLAYER:
+            forms += [lambda: f"seats_from({self.expr(PLAYER, env, ctx, d + 1)})",
+                      lambda: self.list_sort(t, env, ctx, d)]
+        if et in self.enums:
+            forms.append(lambda: f"as_list({self.expr(set_of(et), env, ctx, d + 1, typed=True)})")
+            if self.enums[et]["grid"]:
+                forms.append(lambda: f"neighbors({self.expr(et, env, ctx, d + 1)})")
+            for g, en in self.graphs:
+                if en == et:
+                    forms.append(lambda g=g: f"graph_neighbors({g}, "
+                                             f"{self.expr(et, env, ctx, d + 1)})")
+        return self.pick(forms)()
+
+    def list_comp(self, et, env, ctx, d) -> str:
+        c, ct = self.coll_of(env, ctx, d + 1)
+        x = self.name("lc")
+        inner = env + [Var(x, ct, "loop")]
+        self.features.add("comprehension")
+        cond = f" if {self.expr(BOOL, inner, ctx, d + 2)}" if self.chance(0.5) else ""
+        return f"[{self.expr(et, inner, ctx, d + 1)} for {x} in {c}{cond}]"
+
+    def list_sort(self, t, env, ctx, d) -> str:
+        src = self.op(t, env, ctx, d + 1)
+        x = self.name("so")
+        inner = env + [Var(x, elem(t), "loop")]
+        self.features.add("sort")
+        key = self.expr(INT, inner, ctx, d + 1)
+        return f"sort({x} in {src} by {key}{self.pick(['', ' desc'])})"
+
+    # -- statements ------------------------------------------------------------------------
+    def block(self, out: list[str], env: list[Var], ctx: Ctx, ind: int,
+              n: int | None = None) -> None:
+        env = list(env)
+        count = n if n is not None else self.r.randint(1, 4 if ctx.depth < 2 else 2)
+        for _ in range(count):
+            if self.budget <= 0:
+                break
+            self.budget -= 1
+            self.stmt(out, env, ctx, ind)
+
+    def stmt(self, out, env, ctx, ind) -> None:
+        deep = ctx.depth >= 3
+        kinds = [("let", 3), ("assign", 6), ("coll", 2)]
+        if not deep:
+            kinds += [("if", 3), ("for", 2), ("while", 1)]
+        if not ctx.pure and ctx.pauses:
+            kinds += [("choose", 3), ("chance", 2)]
+            if self.runnable(ctx):
+                kinds.append(("run", 2))
+            if self.secret_actions:
+                kinds.append(("reveal", 1))
+        if ctx.loops and not ctx.pure:
+            kinds.append(("break", 1))
+        if not ctx.pure:
+            kinds.append(("fault", 1 if self.faults else 0))
+            kinds.append(("finish", 0.3))
+        total = sum(w for _k, w in kinds)
+        x = self.r.random() * total
+        chosen = kinds[-1][0]
+        for k, w in kinds:
+            x -= w
+            if x < 0:
+                chosen = k
+                break
+        getattr(self, f"stmt_{chosen}")(out, env, ctx, ind)
+
+    def runnable(self, ctx) -> list[int]:
+        limit = len(self.phases) if ctx.phase is None else ctx.phase
+        return list(range(limit))
+
+    def pad(self, ind: int) -> str:
+        return "  " * ind
+
+    def stmt_let(self, out, env, ctx, ind) -> None:
+        t = self.pick([INT, INT, BOOL, PLAYER, *self.enum_types(), list_of(INT),
+                       set_of(PLAYER), f"{self.pick(self.enum_types())}?"])
+        name = self.name("lo")
+        annotate = self.chance(0.5) or t.endswith("?") or is_set(t) or is_list(t)
+        value = self.expr(t, env, ctx, 1, typed=annotate)
+        out.append(f"{self.pad(ind)}let {name}{': ' + t if annotate else ''} = {value}")
+        env.append(Var(name, t, "local"))
+        self.features.add("let")
+
+    def stmt_assign(self, out, env, ctx, ind) -> None:
+        targets = [v for v in env if v.assignable and (not ctx.pure or v.kind == "local")]
+        if not targets:
+            return self.stmt_let(out, env, ctx, ind)
+        v = self.pick(targets)
+        lhs, t = v.name, v.type
+        while is_array(t):
+            t, idx = array_parts(t)
+            lhs += f"[{self.expr(idx, env, ctx, 2)}]"
+        if t == INT and self.chance(0.5):
+            out.append(f"{self.pad(ind)}{lhs} {self.pick(['+=', '-='])} "
+                       f"{self.expr(INT, env, ctx, 1)}")
+        else:
+            out.append(f"{self.pad(ind)}{lhs} = {self.expr(t, env, ctx, 1, typed=True)}")
+
+    def stmt_coll(self, out, env, ctx, ind) -> None:
+        colls = [v for v in env if v.assignable and (is_set(v.type) or is_list(v.type))
+                 and (not ctx.pure or v.kind == "local")]
+        if not colls:
+            return self.stmt_assign(out, env, ctx, ind)
+        v = self.pick(colls)
+        et = elem(v.type)
+        x = self.expr(et, env, ctx, 2)
+        if is_list(v.type):
+            if self.chance(0.8):
+                out.append(f"{self.pad(ind)}push {x} to {v.name}")
+                return
+        elif self.chance(0.6):
+            out.append(f"{self.pad(ind)}add {x} to {v.name}")
+            return
+        if self.chance(self.faults * 5):
+            self.features.add("fault: remove")
+            out.append(f"{self.pad(ind)}remove {x} from {v.name}")
+        else:
+            out.append(f"{self.pad(ind)}if {wrap(x)} in {v.name} {{")
+            out.append(f"{self.pad(ind + 1)}remove {x} from {v.name}")
+            out.append(f"{self.pad(ind)}}}")
+
+    def sub(self, ctx: Ctx, loop: bool = False) -> Ctx:
+        return Ctx(ctx.pure, ctx.loops + (1 if loop else 0), ctx.depth + 1, ctx.pauses,
+                   ctx.phase, ctx.ret)
+
+    def stmt_if(self, out, env, ctx, ind) -> None:
+        bparams = [p for p in self.params if p.type == BOOL]
+        if bparams and self.chance(0.4):
+            p = self.pick(bparams).name
+            cond = self.pick([p, f"not {p}", f"{p} and {self.expr(BOOL, env, ctx, 2)}"])
+            self.features.add("if on a bool param")
+        else:
+            cond = self.cond(env, ctx, 1)
+        out.append(f"{self.pad(ind)}if {cond} {{")
+        self.block(out, env, self.sub(ctx), ind + 1)
+        for _ in range(self.r.randint(0, 1)):
+            out.append(f"{self.pad(ind)}}} elif {self.cond(env, ctx, 1)} {{")
+            self.block(out, env, self.sub(ctx), ind + 1)
+        if self.chance(0.4):
+            out.append(f"{self.pad(ind)}}} else {{")
+            self.block(out, env, self.sub(ctx), ind + 1)
+        out.append(f"{self.pad(ind)}}}")
+
+    def stmt_for(self, out, env, ctx, ind) -> None:
+        c, et = self.coll_of(env, ctx, 1)
+        x = self.name("it")
+        out.append(f"{self.pad(ind)}for {x} in {c} {{")
+        self.block(out, env + [Var(x, et, "loop")], self.sub(ctx, loop=True), ind + 1)
+        out.append(f"{self.pad(ind)}}}")
+        if ctx.loops:
+            self.features.add("nested loops")
+
+    def stmt_while(self, out, env, ctx, ind) -> None:
+        w = self.name("w")
+        out.append(f"{self.pad(ind)}let {w} = 0")
+        env.append(Var(w, INT, "loop"))  # read-only: only the increment below changes it
+        cond = f"{w} < {self.r.randint(1, 3)}"
+        if self.chance(0.5):
+            cond += f" and {self.expr(BOOL, env, ctx, 2)}"
+        out.append(f"{self.pad(ind)}while {cond} {{")
+        self.block(out, env, self.sub(ctx, loop=True), ind + 1)
+        out.append(f"{self.pad(ind + 1)}{w} += 1")
+        out.append(f"{self.pad(ind)}}}")
+        self.features.add("while")
+
+    def stmt_break(self, out, env, ctx, ind) -> None:
+        out.append(f"{self.pad(ind)}if {self.cond(env, ctx, 1)} {{")
+        out.append(f"{self.pad(ind + 1)}break")
+        out.append(f"{self.pad(ind)}}}")
+        self.features.add("break")
+
+    def stmt_fault(self, out, env, ctx, ind) -> None:
+        out.append(f"{self.pad(ind)}if {self.cond(env, ctx, 1)} {{")
+        out.append(f'{self.pad(ind + 1)}fail "random fault {self.n}"')
+        out.append(f"{self.pad(ind)}}}")
+        self.features.add("fault: fail")
+
+    def stmt_finish(self, out, env, ctx, ind) -> None:
+        out.append(f"{self.pad(ind)}if {self.cond(env, ctx, 1)} {{")
+        out.append(f"{self.pad(ind + 1)}finish")
+        out.append(f"{self.pad(ind)}}}")
+        self.features.add("finish")
+
+    def stmt_reveal(self, out, env, ctx, ind) -> None:
+        names = self.r.sample(self.secret_actions, self.r.randint(1, len(self.secret_actions)))
+        out.append(f"{self.pad(ind)}reveal {', '.join(names)}")
+        self.features.add("reveal")
+
+    def stmt_run(self, out, env, ctx, ind) -> None:
+        k = self.pick(self.runnable(ctx))
+        name, args = self.phases[k]
+        values = ", ".join(self.expr(a, env, ctx, 1) for a in args)
+        out.append(f"{self.pad(ind)}run {name}({values})")
+        self.features.add("phase")
+
+    def oparam(self, env, ctx) -> tuple[str, str, str]:
+        t = self.pick([INT, INT, BOOL, BOOL, PLAYER, *self.enum_types()])
+        if t == INT:
+            lo = self.r.randint(0, 2)
+            ints = [p.name for p in self.params + self.consts if p.type == INT]
+            hi = str(lo + self.r.randint(0, 3))
+            if ints and self.chance(0.3):
+                hi = f"{lo} + {self.pick(ints)} % 3"
+            step = f" step {self.r.randint(1, 2)}" if self.chance(0.2) else ""
+            return t, f" in {lo}..{hi}{step}", ""
+        if t == BOOL:
+            self.features.add("bool decision parameter")
+            return t, "", ""
+        if self.chance(0.5):
+            c, _ = self.coll_of(env, ctx, 1, kinds=[t])
+            if _ == t:
+                return t, f" in {c}", ""
+        return t, "", ""
+
+    def stmt_choose(self, out, env, ctx, ind) -> None:
+        who = self.op(PLAYER, env, ctx, 2)
+        secret = self.chance(0.25)
+        out.append(f"{self.pad(ind)}choose {who}{' secret' if secret else ''} {{")
+        n_opts = self.r.randint(1, 3)
+        self.features.add("choose")
+        for i in range(n_opts):
+            name = self.name("op")
+            params = []
+            inner = list(env)
+            for _ in range(self.r.randint(0, 2)):
+                t, dom, _ = self.oparam(inner, ctx)
+                pn = self.name("x")
+                params.append(f"{pn}: {t}{dom}")
+                inner.append(Var(pn, t, "oparam"))
+            when = ""
+            last = i == n_opts - 1
+            if (not last or self.chance(self.faults * 4)) and self.chance(0.6):
+                when = f" when {self.cond(inner, ctx, 1)}"
+                self.features.add("choose with when")
+            end = "@end " if self.chance(0.05) else ""
+            if end:
+                self.features.add("@end")
+            out.append(f"{self.pad(ind + 1)}{end}{name}({', '.join(params)}){when} {{")
+            self.block(out, inner, self.sub(ctx), ind + 2, n=self.r.randint(0, 3))
+            out.append(f"{self.pad(ind + 1)}}}")
+            if secret:
+                self.secret_actions.append(name)
+                self.features.add("secret choice")
+        out.append(f"{self.pad(ind)}}}")
+
+    def stmt_chance(self, out, env, ctx, ind) -> None:
+        name = self.name("ch")
+        x = self.name("o")
+        t = self.pick([INT, BOOL, PLAYER, *self.enum_types()])
+        if t == INT:
+            dom = self.pick([f"1..{self.r.randint(1, 4)}", "[1, 1, 2]",
+                             *[v.name for v in env if v.type == list_of(INT)]])
+        elif t == BOOL:
+            dom = "{true, false}"
+        elif t == PLAYER:
+            dom = self.pick(["players", *[v.name for v in env if v.type == set_of(PLAYER)]])
+        else:
+            dom = self.pick([t, *[v.name for v in env if v.type in (set_of(t), list_of(t))]])
+        if dom not in ("players",) and not dom[0].isdigit() and not dom.startswith(("[", "{")) \
+                and dom not in self.enums:
+            # a state collection may be empty: no outcome is a fault, so guard it
+            if not self.chance(self.faults * 5):
+                out.append(f"{self.pad(ind)}if len({dom}) > 0 {{")
+                self.chance_line(out, env, ctx, ind + 1, name, x, t, dom)
+                out.append(f"{self.pad(ind)}}}")
+                return
+            self.features.add("fault: no outcome")
+        self.chance_line(out, env, ctx, ind, name, x, t, dom)
+        env.append(Var(x, t, "chance"))
+
+    def chance_line(self, out, env, ctx, ind, name, x, t, dom) -> None:
+        weight = ""
+        if self.chance(0.4):
+            inner = env + [Var(x, t, "chance")]
+            w = self.expr(INT, inner, ctx, 2)
+            weight = f" weight {w}" if self.chance(self.faults * 5) else f" weight 1 + abs({w})"
+            self.features.add("chance weight")
+        seen = ""
+        if self.chance(0.35):
+            seen = f" seen by {self.pick(['none', self.expr(PLAYER, env, ctx, 2)])}"
+            self.features.add("chance seen by")
+        out.append(f"{self.pad(ind)}chance {name}({x}: {t} in {dom}){weight}{seen}")
+        self.features.add("chance")
+        if self.chance(0.5):
+            self.block(out, env + [Var(x, t, "chance")], ctx, ind, n=1)
+
+    # -- whole programs --------------------------------------------------------------------
+    def phases_decl(self, out: list[str]) -> None:
+        n = self.r.randint(0, 3)
+        names = []
+        for _ in range(n):
+            name = self.name("ph")
+            args = [self.pick([INT, BOOL, BOOL, PLAYER, *self.enum_types()])
+                    for _ in range(self.r.randint(0, 2))]
+            names.append((name, args))
+        self.phases = names
+        for k, (name, args) in enumerate(names):
+            params = [Var(f"{name}_a{i}", t, "local") for i, t in enumerate(args)]
+            out.append(f"phase {name}({', '.join(f'{p.name}: {p.type}' for p in params)}) {{")
+            self.budget = 10
+            self.block(out, self.globals_env() + params, Ctx(phase=k, depth=1), 1,
+                       n=self.r.randint(1, 4))
+            out.append("}")
+
+    def program(self) -> Case:
+        out = [f"# random program, seed {self.seed}", f"game R{self.seed}"]
+        self.lo_players = self.r.randint(1, 2)
+        self.hi_players = self.r.randint(self.lo_players, 4)
+        out.append(f"players {self.lo_players}..{self.hi_players}")
+        decl: list[str] = []
+        self.gen_enums(decl)
+        self.gen_params(decl)
+        self.gen_consts(decl)
+        self.gen_tables(decl)
+        self.gen_state(decl)
+        self.gen_defs(decl)
+        phases: list[str] = []
+        self.phases_decl(phases)
+        flow = ["flow {"]
+        self.budget = self.r.randint(8, 25)
+        env = self.globals_env()
+        self.block(flow, env, Ctx(), 1, n=self.r.randint(3, 7))
+        used = "\n".join(phases + flow)
+        for name, args in self.phases:  # every phase must be run somewhere (E017)
+            if f"run {name}(" not in used:
+                flow.append(f"  run {name}({', '.join(self.expr(a, env, Ctx(), 2) for a in args)})")
+        flow.append("}")
+        q = self.name("q")
+        score_env = self.globals_env() + [Var(q, PLAYER, "local")]
+        score = f"score {q} => {self.expr(INT, score_env, Ctx(pure=True, pauses=False))}"
+        tail = [score]
+        if self.chance(0.4):
+            t = self.name("q")
+            env2 = self.globals_env() + [Var(t, PLAYER, "local")]
+            tail.append(f"tiebreak {t} => {self.expr(INT, env2, Ctx(pure=True, pauses=False))}")
+        text = "\n".join(out + decl + phases + flow + tail) + "\n"
+        return Case(self.seed, text, self.configs(), set(self.features))
+
+    def configs(self) -> list[dict]:
+        """The default, one variant, and random -D values (bool switches off among them)."""
+        out = []
+        players = self.r.randint(self.lo_players, self.hi_players)
+        out.append({"variant": None, "params": {}, "players": players, "seed": self.seed})
+        params = {}
+        for p in self.params:
+            if self.chance(0.6):
+                if p.type == INT:
+                    params[p.name] = self.r.randint(0, 6)
+                elif p.type == BOOL:
+                    params[p.name] = self.r.random() < 0.3
+                else:
+                    params[p.name] = self.pick(self.enums[p.type]["members"])
+        variant = self.pick(self.variants) if self.variants and self.chance(0.5) else None
+        if params or variant:
+            out.append({"variant": variant, "params": params,
+                        "players": self.r.randint(self.lo_players, self.hi_players),
+                        "seed": self.seed + 1})
+        return out
+
+
+def wrap(s: str) -> str:
+    """s in parentheses unless it is one token or already wrapped as a whole."""
+    if not any(ch in s for ch in " ."):
+        return s
+    if s[0] in "([{":
+        close = {"(": ")", "[": "]", "{": "}"}
+        depth = 0
+        for i, ch in enumerate(s):
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+                if depth == 0:
+                    if i == len(s) - 1 and ch == close[s[0]]:
+                        return s
+                    break
+    elif s.replace("_", "").isalnum():
+        return s
+    return f"({s})"
+
+
+def generate(seed: int, faults: float | None = None) -> Case:
+    return Gen(seed, faults).program()
