@@ -169,7 +169,7 @@ def test_user_policy_from_module_function(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(bots.BotError, match="index 99 out of range"):
         sim.play_game(game, 2, seed=1, seats=["mybots:bad", "random"])
     out = run(["simulate", NIM, "-p", "nope:f,random", "-n", "2"])
-    assert out.exit_code == 2 and "cannot import 'nope'" in out.stderr
+    assert out.exit_code == X.USAGE and "cannot import 'nope'" in out.stderr
 
 
 def test_simulate_with_bots_is_the_same_for_any_jobs() -> None:
@@ -228,7 +228,7 @@ def test_compare_cli(tmp_path: Path) -> None:
     assert result["arms"]["b"]["label"] == "variant rich"
     assert result["seats"] == ["greedy", "greedy"]
     same = run(["compare", CARDS, "-p", "2", "-n", "20"])
-    assert same.exit_code == 2 and "the two arms are the same" in same.stderr
+    assert same.exit_code == X.USAGE and "the two arms are the same" in same.stderr
 
 
 def test_tournament_ranks_mcts_first_on_nim() -> None:
@@ -411,7 +411,7 @@ def test_ctrl_c_stops_parallel_simulate_at_once(tmp_path: Path) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise
-    assert proc.returncode == 130
+    assert proc.returncode == X.INTERRUPTED
     assert "interrupted" in err.decode()
     assert not any(_alive(w) for w in workers)
 
@@ -461,7 +461,7 @@ def test_sweep_uses_the_same_seeds_at_every_point() -> None:
     assert [p["point"] for p in grid["points"]] == [
         {"hand": h, "bonus": b} for h in (1, 2, 3) for b in (0, 5)]
     bad = run(["sweep", CARDS, "-p", "2", "--param", "hand=0..3", "-n", "4"])
-    assert bad.exit_code == 2 and "E040" in bad.stderr
+    assert bad.exit_code == X.USAGE and "E040" in bad.stderr
 
 
 # ---------------------------------------------------------------------------- reports

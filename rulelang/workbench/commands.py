@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -29,9 +28,10 @@ def _defines(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 
 
 def _run_guarded(func: Callable[[], Any]) -> Any:
-    """Run a workbench job, turning its errors into messages and Ctrl-C into exit 130."""
-    from rulelang.bots import BotError
-    from rulelang.cli import _engine_errors, _error_text, _fail
+    """Run a workbench job, turning its errors into messages with the exit codes of
+    rulelang/exitcodes.py (as `simulate` does), and Ctrl-C into INTERRUPTED."""
+    from rulelang import exitcodes as X
+    from rulelang.cli import _engine_errors, _error_text, _fail, _rules_fail
 
     rules_errors, _ = _engine_errors()
     try:
@@ -39,10 +39,11 @@ def _run_guarded(func: Callable[[], Any]) -> Any:
     except KeyboardInterrupt:
         cliutil.interrupted()
     except rules_errors as err:
-        click.echo(_error_text(err), err=True)
-        sys.exit(2)
-    except (ValueError, OSError, sim.SimulationError, BotError) as err:
-        _fail(_error_text(err))
+        _rules_fail(err)
+    except ValueError as err:
+        _fail(_error_text(err), X.USAGE)
+    except (OSError, sim.SimulationError) as err:
+        _fail(_error_text(err), X.FAILURE)
 
 
 def _seats_option(bots_text: str | None, players: int | None, bot_opts: tuple[str, ...]
