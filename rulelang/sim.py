@@ -620,7 +620,13 @@ def _worker_init(spec: RunSpec, parent: int | None = None) -> None:
     if parent is not None:
         threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     _WORKER["spec"] = spec
-    _WORKER["game"] = _load(spec)
+    # A failing initializer makes multiprocessing.Pool start a new worker, forever: keep the
+    # error and raise it from the first chunk instead, so it reaches the parent.
+    try:
+        _WORKER["game"] = _load(spec)
+        _WORKER.pop("error", None)
+    except Exception as err:
+        _WORKER["error"] = _safe_error(err)
 
 
 def _safe_error(err: BaseException) -> BaseException:
@@ -637,6 +643,8 @@ def _safe_error(err: BaseException) -> BaseException:
 
 
 def _worker_chunk(indices: range) -> list[GameResult]:
+    if "error" in _WORKER:
+        raise _WORKER["error"]
     try:
         return _run_games(_WORKER["game"], _WORKER["spec"], indices)
     except Exception as err:

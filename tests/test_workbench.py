@@ -578,3 +578,18 @@ def test_default_mcts_beats_greedy_and_random_with_significance(name: str) -> No
     better = {(p["a"], p["b"]): p["better"] for p in result["pairs"]}
     assert better[("mcts", "greedy")] == "mcts"
     assert better[("mcts", "random")] == "mcts"
+
+
+def _load_fails_in_workers(path, variant=None, params=None, backend="interpreter"):
+    """Loads in the parent process, fails in pool workers (whose parent pid differs)."""
+    if os.getpid() != params.pop("parent"):
+        raise RuntimeError("cannot load here")
+    return rulelang.load(path, variant=variant, params=params, backend=backend)
+
+
+def test_a_worker_that_cannot_load_the_game_fails_the_run() -> None:
+    # multiprocessing.Pool restarts a worker whose initializer raises, forever; the error must
+    # reach the parent instead.
+    with pytest.raises(RuntimeError, match="cannot load here"):
+        sim.simulate(NIM, 2, 8, seed=0, jobs=2, loader=_load_fails_in_workers,
+                     params={"parent": os.getpid()})
