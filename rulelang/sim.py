@@ -11,6 +11,8 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -660,6 +662,18 @@ def _chunks(games: int, jobs: int, batch: int | None = None) -> list[range]:
     return [range(start, min(start + size, games)) for start in range(0, games, size)]
 
 
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and terminate the workers at once (a worker may be deep in
+    a long game; ProcessPoolExecutor only has public terminate_workers() from Python 3.14)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in processes:
+        proc.join(timeout=5)
+
+
 def resolve_jobs(jobs: int | str) -> int:
     """A --jobs value: a positive count, or "auto" for every core this process may use."""
     if isinstance(jobs, str):
@@ -707,24 +721,28 @@ def run_games(
             if progress is not None:
                 progress(len(results), games)
         return results
-    import multiprocessing
-
     chunks = _chunks(games, jobs, batch)
-    pool = multiprocessing.Pool(
-        processes=min(jobs, len(chunks)), initializer=_worker_init,
-        initargs=(spec, os.getpid()))
+    # A process pool that reports a worker killed from outside (BrokenProcessPool) instead of
+    # waiting for its lost task forever, as multiprocessing.Pool would.
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_init,
+                               initargs=(spec, os.getpid()))
     try:
-        for chunk_results in pool.imap_unordered(_worker_chunk, chunks):
-            results.extend(chunk_results)
+        pending = {pool.submit(_worker_chunk, chunk) for chunk in chunks}
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                results.extend(fut.result())
             if progress is not None:
                 progress(len(results), games)
-        pool.close()
+    except BrokenProcessPool:
+        _stop_pool(pool)
+        raise SimulationError("a worker process died (killed from outside, or out of memory)"
+                              ) from None
     except BaseException:
         # Interrupted, or a game failed: stop every worker now rather than after its chunk.
-        pool.terminate()
+        _stop_pool(pool)
         raise
-    finally:
-        pool.join()
+    pool.shutdown(wait=True)
     # Completion order varies with scheduling; aggregate in game order.
     results.sort(key=lambda r: r.index)
     return results

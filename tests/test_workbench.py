@@ -593,3 +593,18 @@ def test_a_worker_that_cannot_load_the_game_fails_the_run() -> None:
     with pytest.raises(RuntimeError, match="cannot load here"):
         sim.simulate(NIM, 2, 8, seed=0, jobs=2, loader=_load_fails_in_workers,
                      params={"parent": os.getpid()})
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_a_killed_worker_fails_the_run_instead_of_hanging(tmp_path: Path) -> None:
+    proc, workers = _start_endless(tmp_path)
+    os.kill(workers[0], signal.SIGKILL)
+    try:
+        _out, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    assert proc.returncode == X.FAILURE
+    assert "a worker process died" in err.decode()
+    assert not any(_alive(w) for w in workers)
