@@ -608,3 +608,17 @@ def test_a_killed_worker_fails_the_run_instead_of_hanging(tmp_path: Path) -> Non
     assert proc.returncode == X.FAILURE
     assert "a worker process died" in err.decode()
     assert not any(_alive(w) for w in workers)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+def test_acquire_stalemate_round_reading(backend: str) -> None:
+    # With no end declaration possible (no chain can reach 200 or be safe), games end in the
+    # stalemate of U7. The decision ends at once; the alternative plays one more round in which
+    # nobody can place (players still take their turns), then ends.
+    base = {"end_size": 200, "safe_size": 200}
+    now = rulelang.load(ACQUIRE, backend=backend, params=base)
+    later = rulelang.load(ACQUIRE, backend=backend, params={**base, "stalemate_round": True})
+    a = sim.play_random_game(now, 3, 0, record=True).record["actions"]
+    b = sim.play_random_game(later, 3, 0, record=True).record["actions"]
+    assert len(a) == 387 and b[:387] == a
+    assert b[387:] == ["pass_place()"] * 3
