@@ -31,8 +31,15 @@ class Arm:
         if self.label:
             return self.label
         parts = [f"variant {self.variant}"] if self.variant else []
-        parts += [f"{k}={v}" for k, v in sorted(self.params.items())]
+        parts += [f"{k}={_value(v)}" for k, v in sorted(self.params.items())]
         return ", ".join(parts) or "base rules"
+
+
+def _value(v: Any) -> str:
+    """A parameter value as the rules language writes it."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
 
 
 def per_game_measures(results: Sequence[GameResult], players: int) -> dict[str, list[float]]:
