@@ -170,6 +170,11 @@ def verdict_lines(result: Mapping[str, Any]) -> list[str]:
         lines.append(f"{r['measure']}: {direction} with {b} than with {a} by "
                      f"{abs(d['mean']):.3g} (95% interval {d['ci95'][0]:.3g} to "
                      f"{d['ci95'][1]:.3g}).")
+    tested = [r for r in result["rows"] if r["difference"]["ci95"][0] != r["difference"]["ci95"][1]]
+    if len(tested) >= 10:
+        lines.append(f"{len(tested)} measures varied between games: at 95%, about "
+                     f"{0.05 * len(tested):.1f} of them would look significant by chance alone, "
+                     "so treat a lone borderline one with care.")
     return lines
 
 
