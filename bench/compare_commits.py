@@ -1,12 +1,15 @@
 """Compiled-engine throughput of this tree against another commit, measured in one run.
 
-Usage: python bench/compare_commits.py REV [--games N] [--rounds R] [FILES...]
+Usage: python bench/compare_commits.py REV [FILES...] [--games N] [--rounds R] [--callgrind]
 
 REV (a commit, tag or branch) is exported into a temporary folder with `git archive`. For each
-rules file, both trees play the same seeds with the same policy (bench/playouts.py's: uniform
+rules file (each tree plays its own copy of it, since the language may have grown), both trees
+play the same seeds with the same policy (bench/playouts.py's: uniform
 random, an end declaration taken at once), in fresh processes that alternate, R rounds each, so
 that load on a shared machine hits both alike. Prints games/s per tree (best round) and the
-ratio this/REV.
+ratio this/REV. With --callgrind, each tree's playouts are counted in CPU instructions under
+`valgrind --tool=callgrind` instead (the same count whatever else the machine is doing; the
+count of a run with no games is subtracted), and the ratio is instructions REV/this.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -22,18 +26,55 @@ import tempfile
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PROBE = r"""
-import json, sys, time
+import json, random, sys, time
 sys.path.insert(0, sys.argv[1])
 import rulelang
-from rulelang.sim import play_random_game
+
+# The same driver for both trees, through the engine protocol only: uniform random choices,
+# an end declaration taken as soon as it is legal, chance drawn by weight.
+def play(game, players, seed):
+    rng = random.Random(seed)
+    s = game.new_game(players)
+    while not s.is_terminal():
+        n = s.num_choices()
+        if s.current_player == rulelang.CHANCE:
+            ws = s.chance_weights()
+            if ws is None:
+                k = rng.randrange(n)
+            else:
+                r = rng.randrange(sum(ws))
+                k = 0
+                while r >= ws[k]:
+                    r -= ws[k]
+                    k += 1
+        else:
+            k = s.end_action_index()
+            if k < 0:
+                k = rng.randrange(n)
+        s.apply_index(k)
+    return s
+
 game = rulelang.load(sys.argv[2], backend="compiled")
 players, games = int(sys.argv[3]), int(sys.argv[4])
-play_random_game(game, players, 0)
+play(game, players, 0)
 t0 = time.perf_counter()
 for seed in range(1, games + 1):
-    play_random_game(game, players, seed)
+    play(game, players, seed)
 print(json.dumps({"games_per_s": games / (time.perf_counter() - t0)}))
 """
+
+
+def instructions(tree: str, path: str, players: int, games: int, cache: str) -> int:
+    """CPU instructions of `games` playouts (the same run with 0 games subtracted)."""
+    counts = []
+    for n in (games, 0):
+        env = dict(os.environ, RULELANG_CACHE=cache, PYTHONDONTWRITEBYTECODE="1")
+        with tempfile.NamedTemporaryFile() as out:
+            cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}",
+                   sys.executable, "-c", PROBE, tree, path, str(players), str(n)]
+            res = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+        counts.append(int(re.search(r"refs:\s+([\d,]+)", res.stderr).group(1).replace(",", "")))
+    return counts[0] - counts[1]
 
 
 def measure(tree: str, path: str, players: int, games: int, cache: str) -> float:
@@ -49,13 +90,15 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--callgrind", action="store_true",
+                    help="count instructions under valgrind instead of timing")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     files = args.files or sorted(glob.glob(os.path.join(HERE, "rules", "*.rules")))
     with tempfile.TemporaryDirectory() as tmp:
         old = os.path.join(tmp, "old")
         os.mkdir(old)
-        archive = subprocess.run(["git", "-C", HERE, "archive", args.rev, "rulelang"],
+        archive = subprocess.run(["git", "-C", HERE, "archive", args.rev, "rulelang", "rules"],
                                  capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
         print(f"{'rules file':<22} {args.rev[:12]:>12} {'this tree':>12} {'ratio':>7}")
@@ -64,11 +107,22 @@ def main() -> None:
 
             g = rulelang.load(path)
             players = min(max(args.players, g.min_players), g.max_players)
+            if args.callgrind:
+                n = {}
+                for name, tree in (("old", old), ("new", HERE)):
+                    own = os.path.join(tree, os.path.relpath(path, HERE))
+                    measure(tree, own, players, 1, os.path.join(tmp, "cache-" + name))  # compile
+                    n[name] = instructions(tree, own, players, args.games,
+                                           os.path.join(tmp, "cache-" + name))
+                print(f"{os.path.basename(path):<22} {n['old']:>12,} {n['new']:>12,} "
+                      f"{n['old'] / n['new']:>7.3f}")
+                continue
             best = {"old": 0.0, "new": 0.0}
             for _ in range(args.rounds):
                 for name, tree in (("old", old), ("new", HERE)):
                     cache = os.path.join(tmp, "cache-" + name)
-                    best[name] = max(best[name], measure(tree, path, players, args.games, cache))
+                    own = os.path.join(tree, os.path.relpath(path, HERE))
+                    best[name] = max(best[name], measure(tree, own, players, args.games, cache))
             print(f"{os.path.basename(path):<22} {best['old']:>12.1f} {best['new']:>12.1f} "
                   f"{best['new'] / best['old']:>7.3f}")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rulelang._version import __version__
 from rulelang.errors import IllegalAction, RulesError, RulesRuntimeError
 from rulelang.runtime import CHANCE, TERMINAL
 
-__version__ = "0.1.0"
 __all__ = ["CHANCE", "TERMINAL", "IllegalAction", "RulesError", "RulesRuntimeError", "load",
            "load_text", "check_file", "__version__"]
 

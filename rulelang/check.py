@@ -69,7 +69,11 @@ class Checker:
         self.diags: list[Diagnostic] = []
         self.global_names: dict[str, Span] = {}
         self.members: dict[str, list[tuple[str, int]]] = {}
-        self.slot_counter = 0
+        # Local slots are named after their owner (a def, a phase, the flow, a score) and
+        # their own name, with a number only for a second local of that name in that owner:
+        # generated code takes its names from them, so adding a local renames nothing else.
+        self.owner = ""
+        self.slot_seen: dict[tuple[str, str], int] = {}
         self.runs: dict[str, list[str]] = {}  # phase or "<flow>" -> phases it runs
         self.reveals: list[ast.Reveal] = []
         self.secret_actions: set[str] = set()
@@ -92,6 +96,7 @@ class Checker:
         if self.diags:
             return p
         self.check_types_of_decls()
+        self.owner = "const"
         self.apply_variant(variant, overrides)
         self.check_consts()
         self.check_const_cycles()
@@ -100,14 +105,18 @@ class Checker:
             self.check_def(d)
         for ph in p.phases.values():
             self.check_phase(ph)
+        self.owner = ""
         if p.flow is not None:
             scope = _Scope()
             self.cur_runner = "<flow>"
             self.check_block(p.flow.body, scope, _Ctx())
         for md in p.metrics.values():
+            self.owner = md.name
             self.expect(md.expr, _Scope(), _Ctx(pure=True), T.INT)
-        for sd in (p.score, p.tiebreak, p.heuristic):
+        for owner, sd in (("score", p.score), ("tiebreak", p.tiebreak),
+                          ("heuristic", p.heuristic)):
             if sd is not None:
+                self.owner = owner
                 scope = _Scope()
                 scope.names[sd.var] = self.bind(sd, sd.var, T.PLAYER)
                 self.expect(sd.expr, scope, _Ctx(pure=True), T.INT)
@@ -489,8 +498,10 @@ class Checker:
 
     # -- defs and phases
     def bind(self, node, name: str, t: T.Type) -> _Local:
-        self.slot_counter += 1
-        slot = f"{name}#{self.slot_counter}"
+        n = self.slot_seen[(self.owner, name)] = self.slot_seen.get((self.owner, name), 0) + 1
+        slot = f"{self.owner}.{name}" if self.owner else name
+        if n > 1:
+            slot += f"#{n}"
         self.p.slots[node] = slot
         self.p.slot_names[slot] = name
         self.p.slot_types[slot] = t
@@ -504,6 +515,7 @@ class Checker:
         scope.names[name] = self.bind(node, name, t)
 
     def check_def(self, d: ast.DefDecl) -> None:
+        self.owner = d.name
         scope = _Scope()
         for f in d.params:
             self.declare_local(scope, f, f.name, self.resolve_type(f.type), f.span)
@@ -520,6 +532,7 @@ class Checker:
         self.cur_def = None
 
     def check_phase(self, ph: ast.PhaseDecl) -> None:
+        self.owner = ph.name
         scope = _Scope()
         for f in ph.params:
             self.declare_local(scope, f, f.name, self.resolve_type(f.type), f.span)

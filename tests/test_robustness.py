@@ -364,7 +364,7 @@ def test_exit_codes_of_every_command(rules, record, tmp_path):
         (["simulate", missing, "-p", "2"], X.RULES),
         (["simulate", start, "-p", "2"], X.FAULT),
         (["simulate", rules, "-p", "2", "-n", "1", "--json", tmp_path / "no" / "s.json"],
-         X.FAILURE),
+         X.FAILURE),  # found before any game is played, still an unwritable output
         (["play", start, "-p", "random,random"], X.FAULT),
         (["play", syntax, "-p", "random,random"], X.RULES),
         (["play", rules, "-p", "random,robot"], X.USAGE),
@@ -378,6 +378,14 @@ def test_exit_codes_of_every_command(rules, record, tmp_path):
         (["compile", rules, "-D", "nope=1", "-o", tmp_path / "e.py"], X.USAGE),
         (["compile", rules, "-o", tmp_path / "no" / "e.py"], X.FAILURE),
         (["cache", "info"], X.OK),
+        (["describe", rules], X.OK),
+        (["describe", syntax], X.RULES),
+        (["compare", syntax, "-p", "2", "-n", "2", "-A", "rounds=1"], X.RULES),
+        (["compare", rules, "-p", "2", "-n", "2"], X.USAGE),  # the two arms are the same
+        (["compare", start, "-p", "2", "-n", "2", "-A", "rounds=1"], X.FAULT),
+        (["sweep", syntax, "-p", "2", "--param", "rounds=1..2", "-n", "2"], X.RULES),
+        (["sweep", rules, "-p", "2", "--param", "nope=1..2", "-n", "2"], X.USAGE),
+        (["tournament", syntax, "--bots", "greedy,random", "-n", "2"], X.RULES),
     ]
     got = []
     for args, _code in cases:

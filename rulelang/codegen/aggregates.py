@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from rulelang import ast
 from rulelang import types as T
-from rulelang.codegen.support import (
-    Ctx,
-)
+from rulelang.codegen.support import Ctx
 
 
 class AggregatePrinter:

@@ -14,10 +14,6 @@ from rulelang.codegen.tree import (
 from rulelang.errors import RulesRuntimeError, Span
 from rulelang.semantics import BUILTINS
 
-# The comparison that is true exactly when the given one is false.
-
-# Expression-bodied defs up to this many AST nodes (callees included) are inlined in statements.
-
 
 class Analysis:
     def safe(self, e) -> bool:
@@ -226,6 +222,17 @@ class Analysis:
             else:
                 self._size[d.name] = self.size(d.body)
         return self._size[d.name]
+
+    def stmt_nodes(self, s) -> int:
+        """AST nodes of a statement as printed: nested statements and expressions, and the
+        bodies of the defs it calls that are inlined."""
+        n = 1
+        for node in _walk(s):
+            n += 1
+            if isinstance(node, ast.Call) and self.p.refs.get(node, ("",))[0] == "def" \
+                    and node.name in self.plan.inline:
+                n += self.def_size(self.p.defs[node.name])
+        return n
 
     def _stmt_size(self, s) -> int:
         n = 1

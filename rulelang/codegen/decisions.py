@@ -26,16 +26,16 @@ CONST_ACTIONS = 100_000
 
 class DecisionPrinter:
     def choose_functions(self, pc: int, ins: ChooseAt) -> list[str]:
-        """_a<pc>: legal (option, args) pairs; _f<pc>: their strings; _r<pc>: bind + resume.
+        """For the decision named d (its first option): legal_d lists the legal (option, args)
+        pairs, text_d writes an action's string, apply_d applies the k-th legal action.
 
-        An option's `when` is split at its top-level `and`s. Each part runs inside the
-        outermost parameter loop whose variables it reads, when that cannot change which fault
-        is reported: the parts before it cannot fault, and neither can the domains of the loops
-        it is moved out of. Such a part that fails skips the rest of its loop (`break`) when it
-        stays false for every later value of that loop's variable. Other sub-expressions that
-        cannot fault are computed once, outside the loops that do not change them.
+        An option's `when` is split at its top-level `and`s and each part is tested where the
+        plan puts it (passes.plan_options). Sub-expressions that cannot fault are computed once,
+        outside the loops that do not change them.
         """
         node = ins.node
+        d = self.names.pause[pc]
+        line = node.span.line
         fn = _Fn()
         pre = Sink(fn, 1)
         shared: dict[int, str] = {}
@@ -63,18 +63,19 @@ class DecisionPrinter:
             finally:
                 self._known_any = {}
         out = self._tables + [
-            f"def _a{pc}(s):  # {node.span.line}: choices of this decision", "    out = []",
+            f"def legal_{d}(s):  # rules:{line}: the choices of this decision", "    out = []",
             "    s._endk = -1"]
         out += pre.lines + body + ["    return out"]
         # strings
         out.append("")
-        out.append(f"def _f{pc}(opt, args):")
+        out.append("")
+        out.append(f"def text_{d}(opt, args):  # rules:{line}")
         for oi, opt in enumerate(node.options):
             parts = []
             for i, prm in enumerate(opt.params):
                 t = T.strip(self.p.slot_types[self.p.slots[prm]])
                 if t.kind == "enum":
-                    parts.append(f"_N_{ident(t.name)}[args[{i}]]")
+                    parts.append(f"NAMES_{ident(t.name)}[args[{i}]]")
                 elif t.kind == "bool":
                     parts.append(f"('true' if args[{i}] else 'false')")
                 else:
@@ -86,17 +87,7 @@ class DecisionPrinter:
             else:
                 out.append(f"        return {ident(opt.name) + '('!r} + {body_s} + ')'")
         out.append("    raise AssertionError(opt)")
-        # resume
-        out.append("")
-        out.append(f"def _r{pc}(s, opt, args):")
-        for oi, opt in enumerate(node.options):
-            out.append(f"    if opt == {oi}:")
-            for i, prm in enumerate(opt.params):
-                out.append(f"        s.{slot_attr(self.p.slots[prm])} = args[{i}]")
-            out.append(f"        return {ins.targets[oi]}")
-        out.append("    raise AssertionError(opt)")
         # apply: the k-th legal action (k already checked): its string, its bindings, resume
-        out.append("")
         texts = []
         for oi, opt in enumerate(node.options):
             if not opt.params:
@@ -104,16 +95,18 @@ class DecisionPrinter:
                 continue
             t = T.strip(self.p.slot_types[self.p.slots[opt.params[0]]])
             if len(opt.params) == 1 and t.kind == "enum":
-                out.append(f"_A{pc}_{oi} = tuple({ident(opt.name) + '('!r} + n + ')' "
-                           f"for n in _N_{ident(t.name)})")
-                texts.append(f"_A{pc}_{oi}[args[0]]")
+                table = f"TEXTS_{d}_{ident(opt.name)}"
+                out += ["", "", f"{table} = tuple({ident(opt.name) + '('!r} + n + ')' "
+                        f"for n in NAMES_{ident(t.name)})"]
+                texts.append(f"{table}[args[0]]")
             else:
-                texts.append(f"_f{pc}({oi}, args)")
-        out.append(f"def _p{pc}(s, acts, k):")
+                texts.append(f"text_{d}({oi}, args)")
+        out += ["", "", f"def apply_{d}(s, acts, k):  # rules:{line}"]
         out.append("    opt, args = acts[k]" if any(o.params for o in node.options)
                    else "    opt = acts[k][0]")
         for oi, opt in enumerate(node.options):
-            out.append(f"    {'if' if oi == 0 else 'elif'} opt == {oi}:")
+            out.append(f"    {'if' if oi == 0 else 'elif'} opt == {oi}:  "
+                       f"# rules:{opt.span.line}: {ident(opt.name)}")
             out.append(f"        s.history.append({texts[oi]})")
             for i, prm in enumerate(opt.params):
                 out.append(f"        s.{slot_attr(self.p.slots[prm])} = args[{i}]")
@@ -162,7 +155,7 @@ class DecisionPrinter:
         if op.table_size is not None and op.table_size <= CONST_ACTIONS:
             # Every value of fixed domains: the (option, args) pairs are made once.
             codes = [d(Ctx()) for d in doms]
-            table = f"_K{self._pc}_{oi}_all"
+            table = f"ARGS_{self.names.pause[self._pc]}_{ident(opt.name)}_ALL"
             loops = " ".join(f"for {n} in {code}" for n, code in zip(names, codes))
             args = "(" + "".join(f"{n}, " for n in names) + ")"
             self._tables.append(f"{table} = tuple(({oi}, {args}) {loops})")
@@ -222,7 +215,7 @@ class DecisionPrinter:
         size = op.small_domain
         if size is not None:
             # the (option, args) pairs of a one-parameter option, made once
-            table = f"_K{self._pc}_{oi}"
+            table = f"ARGS_{self.names.pause[self._pc]}_{ident(opt.name)}"
             # bool values stay bools (False, True): they reach the state JSON as such
             values = ("(False, True)" if self.p.slot_types[self.p.slots[opt.params[0]]].kind
                       == "bool" else f"range({size})")
@@ -237,16 +230,20 @@ class DecisionPrinter:
 
 
     def chance_functions(self, pc: int, ins: ChanceAt) -> list[str]:
-        """_o<pc>: [(value, weight)] in outcome order (or the set itself when every member
-        weighs 1); _s<pc>: outcome string; _v<pc>: who sees it."""
+        """For the chance node c: outcomes_c lists [(value, weight)] in outcome order (or the
+        set itself when every member weighs 1), text_c writes an outcome's string, apply_c
+        applies the k-th outcome."""
         node = ins.node
+        c_name = self.names.pause[pc]
+        line = node.span.line
         slot = self.p.slots[node]
         fn = _Fn()
         t = T.strip(self.p.slot_types[slot])
         dt = T.strip(self.t(node.domain))
         sk = Sink(fn, 1)
         c = Ctx(sink=sk)
-        out = [f"def _o{pc}(s):  # {node.span.line}: outcomes of chance '{ident(node.name)}'"]
+        out = [f"def outcomes_{c_name}(s):  # rules:{line}: outcomes of chance "
+               f"'{ident(node.name)}'"]
         if node.weight is None and dt.kind == "set":
             dom = self.nn(node.domain, c)
             sk.emit(f"return {dom}")
@@ -264,49 +261,40 @@ class DecisionPrinter:
             body.emit(f"ws[{var}] = ws.get({var}, 0) + w")
             sk.emit("return [(v, w) for v, w in ws.items() if w > 0]")
         out.extend(sk.lines)
-        out.append("")
+        out += ["", ""]
         prefix = ident(node.name) + "("
         if t.kind == "enum":
-            out.append(f"_S{pc} = tuple({prefix!r} + n + ')' for n in _N_{ident(t.name)})")
-            out.append(f"def _s{pc}(v):")
-            out.append(f"    return _S{pc}[v]")
+            out.append(f"TEXTS_{c_name} = tuple({prefix!r} + n + ')' "
+                       f"for n in NAMES_{ident(t.name)})")
+            out += ["", "", f"def text_{c_name}(v):", f"    return TEXTS_{c_name}[v]"]
         elif t.kind == "bool":
-            out.append(f"def _s{pc}(v):")
-            out.append(f"    return {prefix!r} + ('true' if v else 'false') + ')'")
+            out += [f"def text_{c_name}(v):",
+                    f"    return {prefix!r} + ('true' if v else 'false') + ')'"]
         else:
-            out.append(f"def _s{pc}(v):")
-            out.append(f"    return {prefix!r} + str(v) + ')'")
-        out.append("")
-        out.append(f"def _v{pc}(s):")
-        if node.seen_by is None:
-            out.append("    return None")
-        else:
-            vs = Sink(fn, 1)
-            out_code = self.ex(node.seen_by, Ctx(sink=vs))
-            out.extend(vs.lines)
-            out.append(f"    who = {out_code}")
-            out.append("    return -1 if who is None else who")
+            out += [f"def text_{c_name}(v):", f"    return {prefix!r} + str(v) + ')'"]
         # apply: the k-th outcome (k already checked)
         masked = node.weight is None and dt.kind == "set"
-        out.append("")
-        out.append(f"def _p{pc}(s, acts, k):")
+        apply_lines = []
         if masked and t.kind == "bool":
-            out.append("    v = BOOL_MEMBERS[acts][k]")
+            apply_lines.append("    v = BOOL_MEMBERS[acts][k]")
         else:
-            out.append(f"    v = {'kth_bit(acts, k)' if masked else 'acts[k][0]'}")
-        out.append(f"    s.{slot_attr(slot)} = v")
-        out.append(f"    s.history.append({f'_S{pc}[v]' if t.kind == 'enum' else f'_s{pc}(v)'})")
+            apply_lines.append(f"    v = {'kth_bit(acts, k)' if masked else 'acts[k][0]'}")
+        apply_lines.append(f"    s.{slot_attr(slot)} = v")
+        apply_lines.append(f"    s.history.append("
+                           f"{f'TEXTS_{c_name}[v]' if t.kind == 'enum' else f'text_{c_name}(v)'})")
         if node.seen_by is None:
-            out.append("    s._seen.append(None)")
+            apply_lines.append("    s._seen.append(None)")
         else:
+            # who sees the outcome, read after it is bound (`seen by` may name it)
             vs = Sink(fn, 1)
             who = self.ex(node.seen_by, Ctx(sink=vs))
-            if vs.lines or not self.optional(node.seen_by):
-                out.append(f"    s._seen.append(_v{pc}(s))" if vs.lines
-                           else f"    s._seen.append({who})")
+            apply_lines.extend(vs.lines)
+            if self.optional(node.seen_by):
+                apply_lines.append(f"    who = {who}")
+                apply_lines.append("    s._seen.append(-1 if who is None else who)")
             else:
-                out.append(f"    who = {who}")
-                out.append("    s._seen.append(-1 if who is None else who)")
-        out.append("    s._acts = None")
-        out.append(f"    _run(s, {pc + 1})")
+                apply_lines.append(f"    s._seen.append({who})")
+        apply_lines.append("    s._acts = None")
+        apply_lines.append(f"    _run(s, {pc + 1})")
+        out += ["", "", f"def apply_{c_name}(s, acts, k):  # rules:{line}", *apply_lines]
         return out

@@ -30,12 +30,11 @@ from rulelang.codegen.analysis import Analysis
 from rulelang.codegen.decisions import DecisionPrinter
 from rulelang.codegen.exprs import ExprPrinter
 from rulelang.codegen.flow import FlowPrinter
-from rulelang.codegen.passes import run_passes
+from rulelang.codegen.naming import Names
+from rulelang.codegen.passes import Plan, run_passes
 from rulelang.codegen.stmts import StmtPrinter
 from rulelang.consts import Constants
-from rulelang.lower import (
-    Lowered,
-)
+from rulelang.lower import Lowered
 from rulelang.program import Program
 
 
@@ -63,4 +62,6 @@ class Emitter(Analysis, ExprPrinter, AggregatePrinter, StmtPrinter, FlowPrinter,
         self._head_lines: dict[int, int] = {}
         self._needed: list[int] = []  # flow: heads the function being printed jumps to
         self._stack: list[int] = []  # flow: heads being copied into the current function
-        self.plan = run_passes(self)
+        self.names = Names(lowered)
+        self.plan = Plan()
+        run_passes(self, self.plan)

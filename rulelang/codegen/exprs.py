@@ -37,7 +37,7 @@ class ExprPrinter:
         """A constant holding a .rules location string (emitted once per location)."""
         text = loc(span)
         if text not in self.where:
-            self.where[text] = f"_W{len(self.where)}"
+            self.where[text] = f"AT_{span.line}_{span.col}"
         return self.where[text]
 
     def optional(self, e) -> bool:
@@ -268,7 +268,7 @@ class ExprPrinter:
             mask = (1 << len(self.p.enums[ref[1]].members)) - 1
             return Code(repr(mask), simple=True, const=mask)
         text = {"state": lambda: f"s.v_{ident(ref[1])}",
-                "const": lambda: f"_C_{ident(ref[1])}",
+                "const": lambda: f"CONST_{ident(ref[1])}",
                 "graph": lambda: f"GRAPH_{self.name_of_graph(ref[1])}",
                 "players": lambda: "s._players",
                 "num_players": lambda: "s.n"}.get(kind)
@@ -376,7 +376,8 @@ class ExprPrinter:
             if ref[1] == "col":
                 return f"({obj} % {ncols} + {c0})"
             return f"({obj} // {ncols})"
-        return f"_F_{ident(ref[1])}_{ref[2]}[{obj}]"
+        field = self.p.enums[ref[1]].fields[ref[2]][0]
+        return f"FIELD_{ident(ref[1])}_{ident(field)}[{obj}]"
 
     def emit_Call(self, e, c):
         ref = self.p.refs[e]
@@ -391,7 +392,7 @@ class ExprPrinter:
                     want.kind not in ("opt", "none", "any") and self.optional(a))
                 parts.append(((lambda cc, a=a, want=want: self.conv(a, cc, want)), is_safe))
             args = self.seq(c, parts)
-            return f"_d_{ident(d.name)}({', '.join(['s', *args])})"
+            return f"def_{ident(d.name)}({', '.join(['s', *args])})"
         args = self.seq(c, [self._part_nn(a) for a in e.args])
         if ref[0] == "table":
             name = ident(ref[1])
@@ -404,9 +405,9 @@ class ExprPrinter:
                     c.sink.emit(f"{t} = {k}")
                     k = t
                 lo, hi, _values = dense
-                return (f"(_TB_{name}[{k} - {lo}] if {lo} <= {k} <= {hi} "
-                        f"else _t_{name}({k}, {self.L(e.span)}))")
-            return f"_t_{name}({', '.join(args)}, {self.L(e.span)})"
+                return (f"(TABLE_{name}[{k} - {lo}] if {lo} <= {k} <= {hi} "
+                        f"else table_{name}({k}, {self.L(e.span)}))")
+            return f"table_{name}({', '.join(args)}, {self.L(e.span)})"
         entry = BUILTINS.get(e.name)
         if entry is None:
             raise EmitError(f"no emitter for builtin {e.name}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rulelang import ast
+from rulelang.codegen.passes import HEAD_INLINE_DEPTH
 from rulelang.codegen.support import (
     Ctx,
     EmitError,
@@ -13,9 +14,6 @@ from rulelang.codegen.support import (
     is_false,
     is_true,
     slot_attr,
-)
-from rulelang.codegen.tree import (
-    _stmt_count,
 )
 from rulelang.lower import (
     Bind,
@@ -31,111 +29,46 @@ from rulelang.lower import (
     binding_nodes,
 )
 
-# An option with no `when` over fixed domains of at most this many values gets a constant table.
-CONST_ACTIONS = 100_000
-# Flow blocks of at most this many statements are copied into every function that reaches them.
-SMALL_BLOCK = 3
-# A flow function of at most this many lines is also copied where it is entered (unless it is
-# being copied there already), at most this many levels deep.
-HEAD_INLINE_LINES = 40
-HEAD_INLINE_DEPTH = 2
-
 
 class FlowPrinter:
     def blocks(self) -> tuple[list[str], dict[int, str]]:
-        """One function per head of the flow: the start, every place where a decision or a
-        chance outcome resumes, loop heads, and blocks that would otherwise be copied into
-        several functions. Every other basic block is inlined into the one function that reaches
-        it, so a step usually runs one function from resumption to the next pause. Returns
+        """The flow's functions, laid out as the plan says (passes.plan_flow): one per head,
+        named from the rules (naming.Names), with the blocks it reaches copied in. Returns
         (source lines, pc -> function name)."""
         code = self.low.code
-        leaders = {0}
-        for pc, ins in enumerate(code):
-            if isinstance(ins, Jump | JumpIfNot | IterNext):
-                leaders.add(ins.target)
-                leaders.add(pc + 1)
-            if isinstance(ins, IterNext):
-                leaders.add(pc)
-            if isinstance(ins, ChooseAt):
-                leaders.update(ins.targets)
-                leaders.update((pc, pc + 1))
-            if isinstance(ins, ChanceAt | FinishAt):
-                leaders.update((pc, pc + 1))
-        order = sorted(x for x in leaders if 0 <= x < len(code))
-        self._end = {}
-        for i, start in enumerate(order):
-            self._end[start] = order[i + 1] if i + 1 < len(order) else len(code)
-        succ: dict[int, list[int]] = {}
-        weight: dict[int, int] = {}
-        roots = [0]
-        for start in order:
-            end = self._end[start]
-            last = code[end - 1]
-            if isinstance(last, Jump):
-                succ[start] = [last.target]
-            elif isinstance(last, JumpIfNot | IterNext):
-                succ[start] = [end, last.target]
-            elif isinstance(last, ChooseAt):
-                succ[start] = []
-                roots += list(last.targets)
-            elif isinstance(last, ChanceAt):
-                succ[start] = []
-                roots.append(end)
-            elif isinstance(last, FinishAt):
-                succ[start] = []
-            else:
-                succ[start] = [end]
-            weight[start] = sum(_stmt_count(ins.stmt) if isinstance(ins, Exec) else 1
-                                for ins in code[start:end])
-        # Heads: roots and targets of backward jumps (so the rest has no cycle), then, until
-        # nothing changes, blocks of some size that would be emitted more than once.
-        heads = set(roots)
-        for start in order:
-            heads.update(t for t in succ[start] if t <= start)
-        while True:
-            copies = {}
-            for b in order:
-                copies[b] = 1 if b in heads else 0
-            for b in order:
-                for t in succ[b]:
-                    if t not in heads:
-                        copies[t] += copies[b]
-            more = {b for b in order if b not in heads and copies[b] > 1
-                    and weight[b] > SMALL_BLOCK}
-            if not more:
-                break
-            heads.add(min(more))
-        self._heads = heads
-        # Size of each head's function, to copy small ones where they are entered from before
-        # (a forward jump: no cycle), which saves a round through the dispatcher.
-        self._head_lines: dict[int, int] = {}
-        self._needed = []
-        for h in heads:
-            if h < len(code):
-                self._stack = [h] * (HEAD_INLINE_DEPTH + 1)  # measuring: inline no head
-                self._head_lines[h] = len(self._render(h, 1, _Fn()))
+        self._end = self.plan.block_end
+        self._heads = self.plan.heads
+        head_names = self.names.heads(self.plan.heads)
         out: list[str] = []
         names: dict[int, str] = {}
-        todo = list(dict.fromkeys(roots))
+        todo = list(self.plan.roots)
         while todo:
             start = todo.pop(0)
             if start in names or start >= len(code):
                 continue
-            name = f"_b{start}"
-            names[start] = name
-            self._needed: list[int] = []
+            names[start] = head_names[start]
+            self._needed = []
             self._stack = [start]  # heads being copied in, to copy none into itself
-            out.append("")
-            out.append(f"def {name}(s):")
+            out += ["", "", f"def {names[start]}(s):  # rules:{self._line_at(start)}"]
             out.extend(self._render(start, 1, _Fn()))
             todo.extend(t for t in self._needed if t not in names)
         return out, names
+
+    def _line_at(self, pc: int) -> int:
+        """The .rules line where the code at pc comes from."""
+        ins = self.low.code[pc]
+        for node in (getattr(ins, "stmt", None), getattr(ins, "node", None),
+                     getattr(ins, "expr", None), getattr(ins, "cond", None)):
+            if node is not None:
+                return node.span.line
+        nxt = pc + 1 if not hasattr(ins, "target") or ins.target < 0 else ins.target
+        return self._line_at(nxt) if nxt != pc and nxt < len(self.low.code) else 0
 
     def _goto(self, target: int, ind: int, fn: _Fn) -> list[str]:
         if target not in self._heads:
             return self._render(target, ind, fn)
         if target not in self._stack and len(self._stack) <= HEAD_INLINE_DEPTH \
-                and self._head_lines.get(target, HEAD_INLINE_LINES + 1) <= HEAD_INLINE_LINES:
+                and target in self.plan.small_heads:
             self._stack.append(target)
             lines = self._render(target, ind, fn)
             self._stack.pop()
@@ -184,11 +117,13 @@ class FlowPrinter:
             elif isinstance(ins, IterInit):
                 ci, pre = one(ins.expr)
                 it = self.iter_code(ins.expr, ci, snapshot=True)
-                ci.sink.emit(f"s.it_{ins.loop} = {it}")
-                ci.sink.emit(f"s.ix_{ins.loop} = 0")
+                name = self.names.loop[ins.loop]
+                ci.sink.emit(f"s.it_{name} = {it}")
+                ci.sink.emit(f"s.ix_{name} = 0")
                 done(pre)
             elif isinstance(ins, IterNext):
                 k = ins.loop
+                k = self.names.loop[ins.loop]
                 sk.emit(f"if s.ix_{k} < len(s.it_{k}):")
                 sk.emit(f"    s.{slot_attr(ins.slot)} = s.it_{k}[s.ix_{k}]")
                 sk.emit(f"    s.ix_{k} += 1")
@@ -221,7 +156,7 @@ class FlowPrinter:
                 w = self.L(ins.node.span)
                 sk.emit(f"s.pc = {pc}")
                 sk.emit(f"s.current_player = {self.nn(ins.node.player, c)}")
-                sk.emit(f"acts = _a{pc}(s)")
+                sk.emit(f"acts = legal_{self.names.pause[pc]}(s)")
                 sk.emit("if not acts:")
                 sk.emit(f"    fault_no_choice({w})")
                 sk.emit("s._acts = acts")
@@ -231,7 +166,7 @@ class FlowPrinter:
                 w = self.L(ins.node.span)
                 sk.emit(f"s.pc = {pc}")
                 sk.emit("s.current_player = CHANCE")
-                sk.emit(f"acts = _o{pc}(s)")
+                sk.emit(f"acts = outcomes_{self.names.pause[pc]}(s)")
                 sk.emit("if not acts:")
                 sk.emit(f"    fault_no_outcome({ident(ins.node.name)!r}, {w})")
                 sk.emit("s._acts = acts")

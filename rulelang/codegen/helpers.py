@@ -52,25 +52,11 @@ def _definitions() -> tuple[_Def, ...]:
     return tuple(out)
 
 
-def names_used(module_text: str) -> tuple[set[str], set[str]]:
-    """(names read, names defined at top level) of a Python module's source."""
-    tree = pyast.parse(module_text)
-    read = {n.id for n in pyast.walk(tree) if isinstance(n, pyast.Name)}
-    defined = set()
-    for node in tree.body:
-        if isinstance(node, pyast.FunctionDef | pyast.ClassDef):
-            defined.add(node.name)
-        elif isinstance(node, pyast.Assign):
-            defined.update(t.id for t in node.targets if isinstance(t, pyast.Name))
-    return read, defined
-
-
-def helpers_for(module_text: str) -> tuple[list[str], str]:
+def helpers_for(read: set[str], defined: set[str]) -> tuple[list[str], str]:
     """(import lines, source of the definitions) of the runtime helpers a module (written
-    without them) needs."""
+    without them) needs, given the names its code reads and those it defines at top level."""
     defs = _definitions()
     provided = {n: d for d in defs for n in d.defines}
-    read, defined = names_used(module_text)
     clash = sorted(defined & set(provided))
     if clash:
         raise EmitError(f"generated names clash with runtime helpers: {clash}")
@@ -94,3 +80,59 @@ def helpers_for(module_text: str) -> tuple[list[str], str]:
         body.append(d.text)
         prev = d
     return imports, "".join(body) + "\n"
+
+
+# Top-level definitions of a generated module that exist only to be called or read by its own
+# code: one that nothing refers to is left out.
+PRUNABLE = ("def_", "table_", "TABLE_", "AT_", "NAMES_", "FIELD_", "CONST_", "NEIGHBORS_",
+            "NEIGHBOR_MASKS_", "GRAPH_", "GRAPH_NEIGHBORS_", "EDGE_COSTS_", "TEXTS_", "ARGS_")
+
+
+def link(module_text: str) -> tuple[str, set[str], set[str]]:
+    """The module without the PRUNABLE top-level definitions that nothing it keeps refers to (a
+    def always inlined, a location no fault can report, an enum no value shows), with the
+    names its kept code reads and those it defines at top level. Found by parsing once:
+    every other top-level statement is kept, and with it what it refers to, transitively."""
+    tree = pyast.parse(module_text)
+    defs: dict[str, pyast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, pyast.FunctionDef | pyast.ClassDef):
+            defs[node.name] = node
+        elif isinstance(node, pyast.Assign):
+            for t in node.targets:
+                if isinstance(t, pyast.Name):
+                    defs[t.id] = node
+    reads = {id(node): {n.id for n in pyast.walk(node) if isinstance(n, pyast.Name)}
+             for node in tree.body}
+    live = [node for node in tree.body if not any(
+        name.startswith(PRUNABLE) and node is d for name, d in defs.items())]
+    seen = {id(node) for node in live}
+    todo = list(live)
+    while todo:
+        for name in reads[id(todo.pop())]:
+            node = defs.get(name)
+            if node is not None and id(node) not in seen:
+                seen.add(id(node))
+                todo.append(node)
+    dead = [node for node in tree.body if id(node) not in seen]
+    read = set().union(*(reads[id(node)] for node in tree.body if id(node) in seen))
+    defined = {name for name, node in defs.items() if id(node) in seen}
+    if not dead:
+        return module_text, read, defined
+    drop: set[int] = set()
+    for node in dead:
+        drop.update(range(node.lineno - 1, node.end_lineno))
+    lines = module_text.split("\n")
+    kept = "\n".join(line for i, line in enumerate(lines) if i not in drop)
+    return _squeeze_blank_lines(kept), read, defined
+
+
+def _squeeze_blank_lines(text: str) -> str:
+    """At most two blank lines in a row (what a removed definition leaves behind)."""
+    out: list[str] = []
+    blanks = 0
+    for line in text.split("\n"):
+        blanks = blanks + 1 if not line.strip() else 0
+        if blanks <= 2:
+            out.append(line)
+    return "\n".join(out)

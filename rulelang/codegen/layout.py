@@ -14,19 +14,33 @@ _OPEN, _CLOSE = "([{", ")]}"
 
 
 def wrap_module(text: str, width: int = WIDTH) -> str:
-    """Every line of the module that is longer than `width` and not part of a string spanning
-    lines (a docstring), broken inside its brackets."""
-    in_string: set[int] = set()  # 1-based lines of multi-line strings
-    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-        if tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
-            in_string.update(range(tok.start[0], tok.end[0] + 1))
+    """Every line of the module that is longer than `width` and not inside a docstring (the
+    only strings spanning lines in generated code, all written with triple double quotes),
+    broken inside its brackets."""
     out: list[str] = []
-    for n, line in enumerate(text.split("\n"), start=1):
-        if len(line) > width and n not in in_string:
+    in_doc = False
+    for line in text.split("\n"):
+        if len(line) > width and not in_doc:
             out.extend(wrap_line(line, width))
         else:
             out.append(line)
+        if line.count('"""') % 2:
+            in_doc = not in_doc
     return "\n".join(out)
+
+
+def wrap_items(head: str, items: list[str], tail: str, width: int = WIDTH) -> str:
+    """`head` + the items joined by commas + `tail`, filled into lines of `width` with a
+    hanging indent (a long data literal such as the line map)."""
+    lines, cur = [], head
+    for item in items:
+        piece = item + ", "
+        if len(cur) + len(piece.rstrip()) > width:
+            lines.append(cur.rstrip())
+            cur = " " * 8
+        cur += piece
+    lines.append(cur.rstrip().rstrip(",") + tail)
+    return "\n".join(lines)
 
 
 def wrap_line(line: str, width: int = WIDTH, _parenthesised: bool = False) -> list[str]:
@@ -57,6 +71,8 @@ def wrap_line(line: str, width: int = WIDTH, _parenthesised: bool = False) -> li
             break
         if tok.type == tokenize.OP and tok.string in _OPEN:
             depth += 1
+            if tok.start[0] == 1 and tok.end[1] < len(line) and line[tok.end[1]] not in _CLOSE:
+                breaks.append(tok.end[1])  # just inside a bracket
         elif tok.type == tokenize.OP and tok.string in _CLOSE:
             depth -= 1
         elif depth > 0 and tok.string in _BREAK_AFTER and tok.start[0] == 1:
@@ -89,8 +105,10 @@ def wrap_line(line: str, width: int = WIDTH, _parenthesised: bool = False) -> li
         prefix = cont
         room = width
     pieces.append(prefix + code[start:])
-    if comment:
+    if comment and len(pieces[0]) + 2 + len(comment) <= width:
         pieces[0] = pieces[0] + "  " + comment
+    elif comment:  # no room: the comment goes on its own line, just above
+        pieces.insert(0, " " * indent + comment)
     return pieces
 
 

@@ -12,13 +12,20 @@ from dataclasses import dataclass, field
 
 from rulelang import ast
 from rulelang import types as T
-from rulelang.codegen.tree import _conjuncts, _structured, _walk
-from rulelang.lower import ChooseAt, Jump, SetPhase
+from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured, _walk
+from rulelang.consts import key_match
+from rulelang.lower import ChanceAt, ChooseAt, Exec, FinishAt, IterNext, Jump, JumpIfNot, SetPhase
 
 # Expression-bodied defs up to this many AST nodes (callees included) are inlined in statements.
 INLINE_NODES = 120
 # A one-int-key table whose keys cover at most this many values gets a dense tuple.
 DENSE_TABLE_SPAN = 4096
+# Flow blocks of at most this many statements are copied into every function that reaches them.
+SMALL_BLOCK = 3
+# A flow function whose code measures at most this much (flow_size) is also copied where it is
+# entered from before, at most HEAD_INLINE_DEPTH levels deep.
+HEAD_INLINE_SIZE = 64
+HEAD_INLINE_DEPTH = 2
 
 
 @dataclass
@@ -53,6 +60,11 @@ class Plan:
     options: dict[tuple[int, int], OptionPlan] = field(default_factory=dict)
     reused_any: dict[int, dict[int, list]] = field(default_factory=dict)
     patterns: dict[int, tuple] = field(default_factory=dict)  # id(node) -> matched pattern
+    # the flow's layout (plan_flow)
+    block_end: dict[int, int] = field(default_factory=dict)  # basic block start -> end
+    roots: list[int] = field(default_factory=list)  # where a step starts: 0 and resumptions
+    heads: set[int] = field(default_factory=set)  # blocks that start a function
+    small_heads: set[int] = field(default_factory=set)  # heads copied where they are entered
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -82,7 +94,7 @@ def plan_dense_tables(an, plan: Plan) -> None:
             continue
         values = []
         for key in range(lo, hi + 1):
-            hit = [v for k, v in rows if _key_covers(k[0], key)]
+            hit = [v for k, v in rows if key_match(k[0], key)]
             if not hit:
                 break
             values.append(hit[0])
@@ -243,23 +255,100 @@ def _match_nb_mask(an, e) -> tuple | None:
     return ("nb_mask", it.args[0], test.right, test.op)
 
 
-def _key_covers(k: tuple, a: int) -> bool:
-    kind, lo, hi = k
-    if kind == "any":
-        return True
-    if kind == "range":
-        return lo <= a <= hi
-    if kind == "from":
-        return a >= lo
-    return a == lo
+def plan_flow(an, plan: Plan) -> None:
+    """The flow's functions: one per head (the start, every place where a decision or chance
+    outcome resumes, loop heads, and blocks that would otherwise be copied into several
+    functions); every other basic block is copied into the one function that reaches it, so a
+    step usually runs one function from resumption to the next pause. A small head is also
+    copied where it is entered by a forward jump, which saves a round through the dispatcher.
+    Safe: the same instructions run in the same order, only the function boundaries move."""
+    code = an.low.code
+    leaders = {0}
+    for pc, ins in enumerate(code):
+        if isinstance(ins, Jump | JumpIfNot | IterNext):
+            leaders.update((ins.target, pc + 1))
+        if isinstance(ins, IterNext):
+            leaders.add(pc)
+        if isinstance(ins, ChooseAt):
+            leaders.update(ins.targets)
+            leaders.update((pc, pc + 1))
+        if isinstance(ins, ChanceAt | FinishAt):
+            leaders.update((pc, pc + 1))
+    order = sorted(x for x in leaders if 0 <= x < len(code))
+    for i, start in enumerate(order):
+        plan.block_end[start] = order[i + 1] if i + 1 < len(order) else len(code)
+    succ: dict[int, list[int]] = {}
+    weight: dict[int, int] = {}
+    roots = [0]
+    for start in order:
+        end = plan.block_end[start]
+        last = code[end - 1]
+        if isinstance(last, Jump):
+            succ[start] = [last.target]
+        elif isinstance(last, JumpIfNot | IterNext):
+            succ[start] = [end, last.target]
+        elif isinstance(last, ChooseAt):
+            succ[start] = []
+            roots += list(last.targets)
+        elif isinstance(last, ChanceAt):
+            succ[start] = []
+            roots.append(end)
+        elif isinstance(last, FinishAt):
+            succ[start] = []
+        else:
+            succ[start] = [end]
+        weight[start] = sum(_stmt_count(ins.stmt) if isinstance(ins, Exec) else 1
+                            for ins in code[start:end])
+    # Heads: roots and targets of backward jumps (so the rest has no cycle), then, until
+    # nothing changes, blocks of some size that would be copied more than once.
+    heads = set(roots)
+    for start in order:
+        heads.update(t for t in succ[start] if t <= start)
+    while True:
+        copies = {b: 1 if b in heads else 0 for b in order}
+        for b in order:
+            for t in succ[b]:
+                if t not in heads:
+                    copies[t] += copies[b]
+        more = {b for b in order if b not in heads and copies[b] > 1 and weight[b] > SMALL_BLOCK}
+        if not more:
+            break
+        heads.add(min(more))
+    plan.roots = list(dict.fromkeys(roots))
+    plan.heads = heads
+    for h in heads:
+        if h < len(code) and flow_size(an, plan, h, succ) <= HEAD_INLINE_SIZE:
+            plan.small_heads.add(h)
+
+
+def flow_size(an, plan: Plan, head: int, succ: dict[int, list[int]]) -> int:
+    """A measure of the code of a head's function: the AST nodes of its instructions and of the
+    blocks copied into it (those reached without passing another head)."""
+    code = an.low.code
+    total, todo, seen = 0, [head], set()
+    while todo:
+        b = todo.pop()
+        if b in seen or b >= len(code):
+            continue
+        seen.add(b)
+        for ins in code[b:plan.block_end[b]]:
+            total += _instr_size(an, ins)
+        todo.extend(t for t in succ[b] if t not in plan.heads)
+    return total
+
+
+def _instr_size(an, ins) -> int:
+    if isinstance(ins, Exec):
+        return an.stmt_nodes(ins.stmt)
+    expr = getattr(ins, "expr", None) or getattr(ins, "cond", None)
+    return 1 + (an.size(expr) if expr is not None else 0)
 
 
 PASSES = (plan_inlining, plan_dense_tables, plan_phase_sets, plan_options, plan_reused_any,
-          plan_mask_patterns)
+          plan_mask_patterns, plan_flow)
 
 
-def run_passes(an) -> Plan:
-    plan = Plan()
+def run_passes(an, plan: Plan) -> Plan:
     for p in PASSES:
         p(an, plan)
     return plan

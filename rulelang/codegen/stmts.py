@@ -20,9 +20,7 @@ from rulelang.codegen.tree import (
     _block_exprs,
     _stmt_exprs,
 )
-from rulelang.lower import (
-    binding_nodes,
-)
+from rulelang.lower import binding_nodes
 
 
 class StmtPrinter:
@@ -215,7 +213,7 @@ class StmtPrinter:
             c, name = c.with_local(self.p.slots[f])
             names.append(name)
         ret = self.p.def_ret[d.name]
-        out = [f"def _d_{ident(d.name)}({', '.join(['s', *names])}):  # {d.span.line}"]
+        out = [f"def def_{ident(d.name)}({', '.join(['s', *names])}):  # rules:{d.span.line}"]
         # A def changes no state: state it reads more than once is read into locals first.
         pre = Sink(fn, 1)
         exprs = _block_exprs(d.body.stmts) if isinstance(d.body, ast.Block) else [d.body]
@@ -245,11 +243,12 @@ class StmtPrinter:
         dense = self.plan.dense.get(t.name)
         if dense is not None:
             lo, hi, values = dense
-            out.append(f"_TB_{name} = ({', '.join(self.literal(v, ret) for v in values)},)")
-        out.append(f"def _t_{name}({', '.join(args)}, where):  # {t.span.line}")
+            out.append(f"TABLE_{name} = ({', '.join(self.literal(v, ret) for v in values)},)")
+            out += ["", ""]
+        out.append(f"def table_{name}({', '.join(args)}, where):  # rules:{t.span.line}")
         if dense is not None:
             out.append(f"    if {lo} <= k0 <= {hi}:")
-            out.append(f"        return _TB_{name}[k0 - {lo}]")
+            out.append(f"        return TABLE_{name}[k0 - {lo}]")
             rows = [(k, v) for k, v in rows if k[0][0] in ("from", "any")]
         for keys, value in rows:
             conds = []

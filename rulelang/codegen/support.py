@@ -54,9 +54,18 @@ def ident(name: str) -> str:
     return name
 
 
+def slot_name(slot: str) -> str:
+    """The name a local slot (`owner.name`, `owner.name#2`, or `name` in the flow) has in
+    generated code: `owner__name`, `owner__name_2`, `name`."""
+    owner, _, rest = slot.rpartition(".")
+    name, _, num = rest.partition("#")
+    base = f"{ident(owner)}__{ident(name)}" if owner else ident(name)
+    return f"{base}_{int(num)}" if num else base
+
+
 def slot_attr(slot: str) -> str:
-    name, _, num = slot.partition("#")
-    return f"l_{ident(name)}_{int(num)}"
+    """The state attribute of a flow local (kept on the state across pauses)."""
+    return "l_" + slot_name(slot)
 
 
 def loc(span: Span) -> str:
@@ -145,7 +154,7 @@ class Ctx:
     hoist: _Hoist | None = None
 
     def with_local(self, slot: str) -> tuple[Ctx, str]:
-        name = Code("v_" + slot_attr(slot)[2:], simple=True)
+        name = Code("v_" + slot_name(slot), simple=True)
         return Ctx({**self.py, slot: name}, self.sink, self.hoist), name
 
     def at(self, sink: Sink | None) -> Ctx:

@@ -116,8 +116,12 @@ class Game:
         ev = _Evaluator(self, st)
         for v in self.program.state_vars:
             t = self.program.state_types[v.name]
-            val = ev.eval(v.init, {})
-            st.vars[v.name] = self._broadcast(val, t, self.program.types[v.init], num_players)
+            vt = self.program.types[v.init]
+            target = t  # the type the initial value fills: an array's element when broadcast
+            while target.kind == "array" and not T.compatible(target, vt):
+                target = target.elem
+            val = ev.conv(v.init, {}, target)
+            st.vars[v.name] = self._broadcast(val, t, vt, num_players)
         st._advance()
         return st
 
@@ -256,7 +260,14 @@ class State:
 
     def _score(self, sd: ast.ScoreDecl, p: int) -> int:
         ev = _Evaluator(self.game, self)
-        return ev.eval(sd.expr, {self.game.program.slots[sd]: p})
+        return ev.conv(sd.expr, {self.game.program.slots[sd]: p}, T.INT)
+
+    def heuristic(self) -> list[int] | None:
+        """The rules file's `heuristic p => ...` for every player (bots read it), or None."""
+        sd = self.game.program.heuristic
+        if sd is None:
+            return None
+        return [self._score(sd, p) for p in range(self.num_players)]
 
     def winners(self) -> list[int]:
         if not self.is_terminal():

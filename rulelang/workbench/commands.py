@@ -31,6 +31,7 @@ def _run_guarded(func: Callable[[], Any]) -> Any:
     """Run a workbench job, turning its errors into messages with the exit codes of
     rulelang/exitcodes.py (as `simulate` does), and Ctrl-C into INTERRUPTED."""
     from rulelang import exitcodes as X
+    from rulelang.bots import BotError
     from rulelang.cli import _engine_errors, _error_text, _fail, _rules_fail
 
     rules_errors, _ = _engine_errors()
@@ -39,10 +40,10 @@ def _run_guarded(func: Callable[[], Any]) -> Any:
     except KeyboardInterrupt:
         cliutil.interrupted()
     except rules_errors as err:
-        _rules_fail(err)
+        _rules_fail(err)  # exit code: usage (-D, variant), rules (the file) or fault
     except ValueError as err:
         _fail(_error_text(err), X.USAGE)
-    except (OSError, sim.SimulationError) as err:
+    except (OSError, sim.SimulationError, BotError) as err:
         _fail(_error_text(err), X.FAILURE)
 
 

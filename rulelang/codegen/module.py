@@ -1,0 +1,272 @@
+"""Assembling a generated engine module: constants, the printed functions, the flow's
+functions and the protocol skeleton (templates/engine.py.j2), then exactly the runtime helpers
+it calls, the line layout and the map from generated lines to .rules lines."""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+
+import jinja2
+
+from rulelang import types as T
+from rulelang.codegen.emitter import Emitter
+from rulelang.codegen.helpers import helpers_for, link
+from rulelang.codegen.layout import wrap_items, wrap_module
+from rulelang.codegen.support import Code, Ctx, ident, slot_attr
+from rulelang.consts import Constants
+from rulelang.lower import ChanceAt, ChooseAt, binding_nodes, lower
+from rulelang.program import Program
+
+_MARK = re.compile(r"# rules:(\d+)\b")
+_HELPERS_MARK = "# (runtime helpers go here)"
+_IMPORTS_MARK = "# (imports go here)"
+
+
+def _read(name: str) -> str:
+    return resources.files("rulelang.codegen").joinpath(name).read_text(encoding="utf-8")
+
+
+@functools.cache
+def _template() -> jinja2.Template:
+    """The module skeleton, compiled by Jinja2 once per process."""
+    return _environment().get_template("engine.py.j2")
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FunctionLoader(lambda name: _read(f"templates/{name}")),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        keep_trailing_newline=True, autoescape=False)
+    env.filters["pyrepr"] = _safe_repr
+    env.filters["docsafe"] = _doc_safe
+    return env
+
+
+def _doc_safe(text: str) -> str:
+    """Text shown inside the module docstring: anything but plain characters becomes '?'."""
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in " ._-/:,{}[]=+'()") else "?"
+                   for ch in str(text))
+
+
+def _safe_repr(v) -> str:
+    """repr() of plain data only: the one way values from a rules file reach generated code."""
+    if v is None or isinstance(v, bool | int | str):
+        return repr(v)
+    if isinstance(v, tuple | list):
+        inner = ", ".join(_safe_repr(x) for x in v)
+        if isinstance(v, tuple):
+            return f"({inner}{',' if len(v) == 1 else ''})"
+        return f"[{inner}]"
+    if isinstance(v, frozenset | set):
+        return _safe_repr(sorted(v))
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_safe_repr(k)}: {_safe_repr(x)}" for k, x in v.items()) + "}"
+    raise TypeError(f"not plain data: {type(v).__name__}")
+
+
+def _named_repr(v, names: dict) -> str:
+    """_safe_repr, with the member-name tuple of an enum written as its constant (NAMES_<Enum>):
+    the same value, spelled once."""
+    if isinstance(v, tuple) and v in names:
+        return names[v]
+    if isinstance(v, tuple):
+        inner = ", ".join(_named_repr(x, names) for x in v)
+        return f"({inner}{',' if len(v) == 1 else ''})"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_safe_repr(k)}: {_named_repr(x, names)}"
+                               for k, x in v.items()) + "}"
+    return _safe_repr(v)
+
+
+def _flow_bindings(program: Program) -> list:
+    """Nodes binding flow locals (kept on the state): lets, loops, options, chance, phase params."""
+    out = binding_nodes(program.flow.body)
+    for ph in program.phases.values():
+        out.extend(ph.params)
+        out.extend(binding_nodes(ph.body))
+    return out
+
+
+def _copy_code(t: T.Type, src: str) -> str:
+    """Code copying a value of type t (lists are the only mutable values)."""
+    if t.kind in ("opt", "any", "none") and T.strip(t).kind in ("list", "array"):
+        return f"deep_copy({src})"  # may be none
+    t = T.strip(t)
+    if t.kind not in ("list", "array"):
+        return src
+    elem = T.strip(t.elem)
+    if elem.kind not in ("list", "array"):
+        return f"{src}[:]"
+    if T.strip(elem.elem).kind not in ("list", "array"):
+        return f"[x[:] for x in {src}]"
+    return f"deep_copy({src})"
+
+
+def compile_program(program: Program, consts: Constants | None = None) -> str:
+    """Generate the engine module for a checked program (one variant, one parameter set)."""
+    from rulelang._version import __version__
+
+    low = lower(program)
+    consts = consts if consts is not None else Constants(program)
+    em = Emitter(program, low, consts)
+
+    constants: list[str] = []
+    for name, info in program.enums.items():
+        constants.append(f"NAMES_{ident(name)} = {_safe_repr(tuple(info.members))}")
+        for i, (fname, ft) in enumerate(info.fields):
+            vals = tuple(row[i] for row in consts.enum_fields[name])
+            constants.append(f"FIELD_{ident(name)}_{ident(fname)} = "
+                             f"{em.literal(vals, T.list_of(ft))}")
+        if info.grid is not None:
+            nb = consts.neighbors[name]
+            constants.append(f"NEIGHBORS_{ident(name)} = {_safe_repr([list(x) for x in nb])}")
+            masks = [sum(1 << j for j in x) for x in nb]
+            constants.append(f"NEIGHBOR_MASKS_{ident(name)} = {_safe_repr(tuple(masks))}")
+    for name in program.graphs:
+        adj = consts.graphs[name]
+        constants.append(f"GRAPH_{ident(name)} = {_safe_repr(adj)}")
+        constants.append(f"GRAPH_NEIGHBORS_{ident(name)} = "
+                         f"{_safe_repr([[v for v, _w in x] for x in adj])}")
+        costs = {(a, b): w for a, x in enumerate(adj) for b, w in x}
+        constants.append(f"EDGE_COSTS_{ident(name)} = {_safe_repr(costs)}")
+    for name, d in program.consts.items():
+        t = T.strip(em.t(d.value)) if d.value in program.types else None
+        ct = em.p.types.get(d.value, t)
+        if T.strip(ct).kind in ("list", "array"):
+            constants.append(f"CONST_{ident(name)} = {em.literal(consts.const_values[name], ct)}")
+
+    functions: list[str] = []
+    for d in program.tables.values():
+        functions += ["", "", *em.table_function(d)]
+    for d in program.defs.values():
+        functions += ["", "", *em.def_function(d)]
+
+    blocks, names = em.blocks()
+    block_table = [names.get(pc, "None") for pc in range(len(low.code))]
+
+    pauses: list[str] = []
+    texts, acts, applies = {}, {}, {}
+    scopes, loops = {}, {}
+    for pc in low.pauses:
+        ins = low.code[pc]
+        name = em.names.pause[pc]
+        if isinstance(ins, ChooseAt):
+            pauses += ["", "", *em.choose_functions(pc, ins)]
+            acts[pc] = f"legal_{name}"
+        else:
+            assert isinstance(ins, ChanceAt)
+            pauses += ["", "", *em.chance_functions(pc, ins)]
+            acts[pc] = f"outcomes_{name}"
+        texts[pc] = f"text_{name}"
+        applies[pc] = f"apply_{name}"
+        scopes[pc] = tuple((program.slot_names[s], slot_attr(s), em.desc(program.slot_types[s]))
+                           for s in ins.scope)
+        loops[pc] = tuple((f"it_{em.names.loop[k]}", f"ix_{em.names.loop[k]}",
+                           em.desc(low.loop_elem[k])) for k in ins.loops)
+
+    vars_table = tuple((v.name, f"v_{ident(v.name)}", em.desc(program.state_types[v.name]),
+                        v.visibility) for v in program.state_vars)
+
+    init: list[str] = []
+    for v in program.state_vars:
+        t = program.state_types[v.name]
+        vt = program.types[v.init]
+        sizes, target = [], t
+        while target.kind == "array" and not T.compatible(target, vt):
+            sizes.append(em.size_of(target.index))
+            target = target.elem
+        value = em.conv(v.init, Ctx(), target)
+        if sizes:
+            value = f"filled({value}, ({', '.join(sizes)},))"
+        init.append(f"s.v_{ident(v.name)} = {value}  # rules:{v.span.line}")
+    init = init or ["pass"]
+
+    flow_slots = []
+    for node in _flow_bindings(program):
+        slot = program.slots[node]
+        if slot not in flow_slots:
+            flow_slots.append(slot)
+    local_attrs = [slot_attr(s) for s in flow_slots]
+    loop_attrs = [a for k in range(low.loop_count)
+                  for a in (f"it_{em.names.loop[k]}", f"ix_{em.names.loop[k]}")]
+    local_attrs += loop_attrs
+    all_attrs = [f"v_{ident(v.name)}" for v in program.state_vars] + local_attrs
+
+    clone = [f"c.v_{ident(v.name)} = " + _copy_code(program.state_types[v.name],
+                                                    f"self.v_{ident(v.name)}")
+             for v in program.state_vars]
+    # Flow locals: only those in scope at the pause (and the loops open there) are copied; the
+    # others are dead (each is bound again before it is read) and appear in no JSON.
+    clone_fns: list[str] = []
+    clone_table = ["None"] * len(low.code)
+    for pc in low.pauses:
+        ins = low.code[pc]
+        body = [f"    c.{slot_attr(sl)} = "
+                + _copy_code(program.slot_types[sl], f"s.{slot_attr(sl)}") for sl in ins.scope]
+        for k in ins.loops:
+            it, ix = f"it_{em.names.loop[k]}", f"ix_{em.names.loop[k]}"
+            body += [f"    c.{it} = s.{it}", f"    c.{ix} = s.{ix}"]
+        if body:
+            name = f"clone_{em.names.pause[pc]}"
+            clone_fns += ["", "", f"def {name}(s, c):", *body]
+            clone_table[pc] = name
+
+    def scorer(sd) -> list[str]:
+        if sd is None:
+            return ["return 0"]
+        c = Ctx({program.slots[sd]: Code("p", simple=True)})
+        return [f"return {em.conv(sd.expr, c, T.INT)}  # rules:{sd.span.line}"]
+
+    # Emit everything before rendering: emission registers the location constants.
+    score_lines, tiebreak_lines = scorer(program.score), scorer(program.tiebreak)
+    heuristic_lines = scorer(program.heuristic) if program.heuristic is not None else None
+    params_shown = {n: consts.params[n] for n in program.params}
+    member_names = {tuple(info.members): f"NAMES_{ident(name)}"
+                    for name, info in program.enums.items() if info.members}
+    text = _template().render(
+        vars_text=_named_repr(vars_table, member_names),
+        scopes_text=_named_repr(scopes, member_names),
+        loops_text=_named_repr(loops, member_names),
+        game_name=program.name, version=__version__, source_name=program.filename,
+        source_digest=program.digest, variant=program.variant,
+        params_lines=[f"{ident(n)} = {_safe_repr(v)}" for n, v in sorted(params_shown.items())],
+        helpers=_HELPERS_MARK, imports=_IMPORTS_MARK, min_players=program.min_players,
+        max_players=program.max_players,
+        variants=tuple(program.variants), params=params_shown,
+        end_actions=tuple(sorted(program.end_actions)), constants=constants,
+        locations=sorted(((v, k) for k, v in em.where.items()),
+                         key=lambda x: tuple(map(int, x[0].split("_")[1:]))),
+        functions=functions, blocks=blocks, block_table=block_table, pauses=pauses,
+        texts=texts, acts=acts,
+        init=init, all_attrs=all_attrs,
+        apply_table=[applies.get(pc, "None") for pc in range(len(low.code))],
+        clone=clone, clone_fns=clone_fns, clone_table=clone_table,
+        local_attrs=tuple(local_attrs), score=score_lines,
+        tiebreak=tiebreak_lines, heuristic=heuristic_lines)
+    # Definitions nothing refers to are left out; then the runtime helpers this module calls,
+    # and only those, are copied from rulelang.runtime.
+    text, read, defined = link(text)
+    imports, helpers = helpers_for(read, defined)
+    imports = sorted(imports) + ["from fractions import Fraction"]
+    text = text.replace(_IMPORTS_MARK, "\n".join(imports), 1)
+    text = text.replace(_HELPERS_MARK, helpers.rstrip("\n"), 1)
+    text = wrap_module(text)
+    return text + _line_map(text)
+
+
+def _line_map(text: str) -> str:
+    """Generated line -> .rules line, from the `# rules:N` markers (carried down a function)."""
+    out, cur = {}, 0
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.startswith(("def ", "class ")):
+            cur = 0
+        m = _MARK.search(line)
+        if m:
+            cur = int(m.group(1))
+        if cur:
+            out[i] = cur
+    return "\n" + wrap_items("_LINEMAP = {", [f"{k}: {v}" for k, v in out.items()], "}") + "\n"
+
+

@@ -1,0 +1,131 @@
+"""Generated modules a reviewer would accept: no unused definitions, names from the rules file
+that adding a `let` does not change, a line map for every `# rules:` site, and a golden module
+whose diff shows every change to the generator (refresh: RULELANG_UPDATE_GOLDEN=1 pytest ...)."""
+
+from __future__ import annotations
+
+import ast
+import glob
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+import rulelang
+from rulelang.codegen import compile_program
+from tests.conftest import ROOT, RULES
+
+GOLDEN = Path(ROOT) / "tests" / "golden" / "switches_engine.py"
+SWITCHES = "tests/fixtures/switches.rules"
+PUBLIC = {"COMPILER_VERSION", "new_game"}  # the module's API, read from outside
+
+
+def _modules():
+    for path in sorted(glob.glob(os.path.join(RULES, "*.rules"))):
+        rel = os.path.relpath(path, ROOT)
+        for variant in [None, *rulelang.check_file(path).variants]:
+            yield pytest.param(rel, variant, id=f"{os.path.basename(rel)}-{variant or 'base'}")
+
+
+def _compile(rel: str, variant=None, text: str | None = None) -> str:
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        if text is not None:
+            return compile_program(rulelang.check_text(text, rel, variant))
+        return compile_program(rulelang.check_file(rel, variant=variant))
+    finally:
+        os.chdir(cwd)
+
+
+def _top_level(tree: ast.Module) -> dict[str, ast.stmt]:
+    out: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            out[node.name] = node
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    out[t.id] = node
+    return out
+
+
+@pytest.mark.parametrize(("rel", "variant"), list(_modules()))
+def test_every_definition_is_used(rel, variant):
+    tree = ast.parse(_compile(rel, variant))
+    defined = _top_level(tree)
+    unused = [name for name, node in defined.items() if name not in PUBLIC and not any(
+        other is not node and any(isinstance(x, ast.Name) and x.id == name
+                                  for x in ast.walk(other)) for other in tree.body)]
+    assert unused == []
+
+
+@pytest.mark.parametrize(("rel", "variant"), list(_modules()))
+def test_line_map_covers_every_rules_site(rel, variant):
+    src = _compile(rel, variant)
+    namespace: dict = {}
+    exec(compile(src, rel, "exec"), namespace)  # our own generated module
+    line_map = namespace["_LINEMAP"]
+    sites = 0
+    for n, line in enumerate(src.split("\n"), start=1):
+        m = re.search(r"# rules:(\d+)\b", line)
+        if m and not line.lstrip().startswith('"""'):
+            sites += 1
+            assert line_map.get(n) == int(m.group(1)), (n, line)
+    assert sites > 20
+    # every line of a def's body maps into the def
+    program = rulelang.check_file(os.path.join(ROOT, rel), variant=variant)
+    spans = {f"def_{d.name}": d.span for d in program.defs.values()}
+    for node in ast.parse(src).body:
+        if isinstance(node, ast.FunctionDef) and node.name in spans:
+            span = spans[node.name]
+            for n in range(node.lineno, node.end_lineno + 1):
+                assert span.line <= line_map.get(n, 0) <= span.end_line, (node.name, n)
+
+
+def test_a_fault_inside_a_def_body_reports_the_def_line(tmp_path):
+    text = """
+game DefFault
+players 2..2
+state { n: int = 0 }
+def ratio(a: int, b: int) -> int {
+  let q = a // b
+  return q
+}
+flow {
+  choose players[0] {
+    go(k: int in 0..1) { n = ratio(10, k) + ratio(1, k) + ratio(2, k) + ratio(3, k) }
+  }
+}
+score p => n
+"""
+    for backend in ("interpreter", "compiled"):
+        s = rulelang.load_text(text, "deffault.rules", backend=backend).new_game(2)
+        with pytest.raises(rulelang.RulesRuntimeError) as err:
+            s.apply("go(0)")
+        assert err.value.location == "deffault.rules:6:11"
+
+
+def test_adding_a_let_renames_nothing():
+    source = Path(ROOT, SWITCHES).read_text(encoding="utf-8")
+    before = _top_level(ast.parse(_compile(SWITCHES)))
+    edited = source.replace("flow {\n", "flow {\n  let extra = 1\n  bank += extra\n", 1)
+    assert edited != source
+    after = _top_level(ast.parse(_compile(SWITCHES, text=edited)))
+    assert set(before) <= set(after)
+    attrs = re.compile(r"\bs\.(l_\w+|it_\w+|ix_\w+)")
+    assert set(attrs.findall(_compile(SWITCHES))) < set(attrs.findall(_compile(SWITCHES,
+                                                                                 text=edited)))
+
+
+def test_golden_module():
+    """The generated module for tests/fixtures/switches.rules, line for line."""
+    text = _compile(SWITCHES)
+    if os.environ.get("RULELANG_UPDATE_GOLDEN") == "1":
+        GOLDEN.parent.mkdir(exist_ok=True)
+        GOLDEN.write_text(text, encoding="utf-8")
+    assert GOLDEN.exists(), "no golden module: run with RULELANG_UPDATE_GOLDEN=1"
+    assert text == GOLDEN.read_text(encoding="utf-8"), (
+        "the generated module changed: review `git diff tests/golden` after refreshing with "
+        "RULELANG_UPDATE_GOLDEN=1")
