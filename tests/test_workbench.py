@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -521,30 +522,48 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- Dask
 
 
-@pytest.fixture(scope="module")
-def dask_cluster():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        yield cluster.scheduler_address
+DASK_SCRIPT = """
+import json, sys
+from click.testing import CliRunner
+from distributed import LocalCluster
+from rulelang import sim
+from rulelang.cli import cli
 
-
-def test_dask_gives_the_same_results_as_the_local_pool(dask_cluster: str) -> None:
-    strip = lambda s: {k: v for k, v in s.items() if k != "timing"}  # noqa: E731
+ACQUIRE, CARDS, NIM = sys.argv[1:4]
+strip = lambda s: {k: v for k, v in s.items() if k != "timing"}
+out = {}
+with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                  dashboard_address=None) as cluster:
+    address = cluster.scheduler_address
     local = sim.simulate(ACQUIRE, 3, 24, seed=6, backend="compiled")
-    for batch in (None, 5):
-        remote = sim.simulate(ACQUIRE, 3, 24, seed=6, backend="compiled",
-                              scheduler=dask_cluster, batch=batch)
-        assert strip(remote) == strip(local)
-    bots_local = sim.simulate(CARDS, 3, 10, seed=1, seats=["mcts@10", "greedy", "random"])
-    bots_remote = sim.simulate(CARDS, 3, 10, seed=1, seats=["mcts@10", "greedy", "random"],
-                               scheduler=dask_cluster, batch=3)
-    assert strip(bots_local) == strip(bots_remote)
-    out = run(["compare", NIM, "-p", "2", "-n", "6", "-B", "tokens=11", "--scheduler",
-               dask_cluster, "--json", "-"])
-    assert out.exit_code == 0, out.output
-    here = run(["compare", NIM, "-p", "2", "-n", "6", "-B", "tokens=11", "--json", "-"])
-    assert json.loads(out.stdout)["rows"] == json.loads(here.stdout)["rows"]
+    out["acquire"] = [strip(sim.simulate(ACQUIRE, 3, 24, seed=6, backend="compiled",
+                                         scheduler=address, batch=batch)) == strip(local)
+                      for batch in (None, 5)]
+    seats = ["mcts@10", "greedy", "random"]
+    out["bots"] = strip(sim.simulate(CARDS, 3, 10, seed=1, seats=seats)) == strip(
+        sim.simulate(CARDS, 3, 10, seed=1, seats=seats, scheduler=address, batch=3))
+    args = ["compare", NIM, "-p", "2", "-n", "6", "-B", "tokens=11", "--json", "-"]
+    there = CliRunner().invoke(cli, [*args, "--scheduler", address])
+    here = CliRunner().invoke(cli, args)
+    out["compare_exit"] = there.exit_code
+    out["compare"] = json.loads(there.stdout)["rows"] == json.loads(here.stdout)["rows"]
+print("RESULT " + json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                    reason="needs the 'dask' extra")
+def test_dask_gives_the_same_results_as_the_local_pool(tmp_path: Path) -> None:
+    # In a child process: distributed changes process-wide state (it makes every exception
+    # picklable, starts threads), which other tests must not inherit.
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", DASK_SCRIPT, ACQUIRE, CARDS, NIM],
+                          capture_output=True, text=True, timeout=600, env=env)
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    result = json.loads(lines[-1][len("RESULT "):])
+    assert result == {"acquire": [True, True], "bots": True, "compare_exit": 0,
+                      "compare": True}
 
 
 def test_a_def_heuristic_runs_compiled_and_agrees_with_the_interpreter() -> None:
