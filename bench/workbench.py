@@ -36,6 +36,7 @@ def timed(**kw) -> tuple[float, dict]:
 
 def records_cost(games: int) -> None:
     path = str(ROOT / "rules" / "acquire.rules")
+    timed(path=path, players=4, games=2, seed=0)  # warm-up: parse, compile, cache
     with tempfile.TemporaryDirectory() as tmp:
         base, _ = timed(path=path, players=4, games=games, seed=1)
         strided, _ = timed(path=path, players=4, games=games, seed=1, records_dir=f"{tmp}/a")
@@ -94,10 +95,11 @@ def scaling(games: int, with_dask: bool) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--games", type=int, default=200)
+    ap.add_argument("--games", type=int, default=1000,
+                    help="games for the scaling runs (records use a tenth)")
     ap.add_argument("--dask", action="store_true")
     args = ap.parse_args()
-    records_cost(args.games // 2)
+    records_cost(max(2, args.games // 10))
     mcts_move_time()
     scaling(args.games, args.dask)
 

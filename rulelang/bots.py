@@ -330,6 +330,10 @@ class GreedyBot(Bot):
         base = Determiniser(self.game, state, self.seat).sample(self.rng)
         actions = state.legal_actions()
         mine = base.legal_actions()
+        if sorted(mine) != sorted(actions):
+            # The seat's own options never depend on what it cannot see; if a rules file makes
+            # them do so, judge on the true state rather than fail.
+            base, mine = state.clone(), actions
         best: list[int] = []
         best_value: float | None = None
         for k in range(n):

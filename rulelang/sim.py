@@ -11,6 +11,8 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -620,7 +622,13 @@ def _worker_init(spec: RunSpec, parent: int | None = None) -> None:
     if parent is not None:
         threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     _WORKER["spec"] = spec
-    _WORKER["game"] = _load(spec)
+    # A failing initializer makes multiprocessing.Pool start a new worker, forever: keep the
+    # error and raise it from the first chunk instead, so it reaches the parent.
+    try:
+        _WORKER["game"] = _load(spec)
+        _WORKER.pop("error", None)
+    except Exception as err:
+        _WORKER["error"] = _safe_error(err)
 
 
 def _safe_error(err: BaseException) -> BaseException:
@@ -637,6 +645,8 @@ def _safe_error(err: BaseException) -> BaseException:
 
 
 def _worker_chunk(indices: range) -> list[GameResult]:
+    if "error" in _WORKER:
+        raise _WORKER["error"]
     try:
         return _run_games(_WORKER["game"], _WORKER["spec"], indices)
     except Exception as err:
@@ -650,6 +660,18 @@ def _chunks(games: int, jobs: int, batch: int | None = None) -> list[range]:
     # Several chunks per worker balance uneven game lengths; a cap keeps progress updates flowing.
     size = batch or max(1, min(64, math.ceil(games / (jobs * 8))))
     return [range(start, min(start + size, games)) for start in range(0, games, size)]
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and terminate the workers at once (a worker may be deep in
+    a long game; ProcessPoolExecutor only has public terminate_workers() from Python 3.14)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in processes:
+        proc.join(timeout=5)
 
 
 def resolve_jobs(jobs: int | str) -> int:
@@ -699,24 +721,28 @@ def run_games(
             if progress is not None:
                 progress(len(results), games)
         return results
-    import multiprocessing
-
     chunks = _chunks(games, jobs, batch)
-    pool = multiprocessing.Pool(
-        processes=min(jobs, len(chunks)), initializer=_worker_init,
-        initargs=(spec, os.getpid()))
+    # A process pool that reports a worker killed from outside (BrokenProcessPool) instead of
+    # waiting for its lost task forever, as multiprocessing.Pool would.
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_init,
+                               initargs=(spec, os.getpid()))
     try:
-        for chunk_results in pool.imap_unordered(_worker_chunk, chunks):
-            results.extend(chunk_results)
+        pending = {pool.submit(_worker_chunk, chunk) for chunk in chunks}
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                results.extend(fut.result())
             if progress is not None:
                 progress(len(results), games)
-        pool.close()
+    except BrokenProcessPool:
+        _stop_pool(pool)
+        raise SimulationError("a worker process died (killed from outside, or out of memory)"
+                              ) from None
     except BaseException:
         # Interrupted, or a game failed: stop every worker now rather than after its chunk.
-        pool.terminate()
+        _stop_pool(pool)
         raise
-    finally:
-        pool.join()
+    pool.shutdown(wait=True)
     # Completion order varies with scheduling; aggregate in game order.
     results.sort(key=lambda r: r.index)
     return results

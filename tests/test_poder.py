@@ -411,3 +411,32 @@ def test_random_game_terminates(load_rules, variant):
     scores = s.scores()
     assert len(scores) == N and all(isinstance(x, int) for x in scores)
     assert s.winners()
+
+
+def test_income_reading_switch(load_rules):
+    # B6: 1 million per point of the new total power (decision), or per point of the year's
+    # increase (income_on_increase). The same year as test_example_4_track.
+    for params, income in (({}, 26), ({"income_on_increase": True}, 7)):
+        s = start(load_rules, params=params, cash=[100, 100, 10, 10], power=[19, 1, 1, 2],
+                  value=[40, 10, 10, 10], owned=[["X13A"], ["X10D"], ["X05A"], ["X09A"]],
+                  offers=["X07A"])
+        put(s, "hand", 0, ["X04C"])
+        play(s, "buy(X04C)", "pay(0, false)", "tender(X07A)")
+        play(s, "no_bid()", "no_bid()", "bid(40)", "no_bid()", "pay(0, false)")
+        skip_others(s)
+        assert var(s, "power", 0) == 26
+        assert var(s, "cash", 0) == 100 - 20 - 40 + income
+
+
+def test_forced_default_reading_switch(load_rules):
+    # No pile, no face-up offer, and only a card he cannot pay for: the decision makes him buy
+    # it and take the penalty; skip_unaffordable lets him skip.
+    for params, legal in (({}, ["buy(AMERICAIR)"]),
+                          ({"skip_unaffordable": True}, ["buy(AMERICAIR)", "skip()"])):
+        s = start(load_rules, params=params, cash=[0, 10, 10, 10], uep=[0, 9, 9, 9])
+        put(s, "hand", 0, ["AMERICAIR"])
+        assert s.legal_actions() == legal
+    # An affordable card still has to be bought (or tendered) rather than skipped.
+    s = start(load_rules, params={"skip_unaffordable": True}, cash=[100, 10, 10, 10])
+    put(s, "hand", 0, ["X04A"])
+    assert s.legal_actions() == ["buy(X04A)"]

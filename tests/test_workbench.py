@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -169,7 +170,7 @@ def test_user_policy_from_module_function(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(bots.BotError, match="index 99 out of range"):
         sim.play_game(game, 2, seed=1, seats=["mybots:bad", "random"])
     out = run(["simulate", NIM, "-p", "nope:f,random", "-n", "2"])
-    assert out.exit_code == 2 and "cannot import 'nope'" in out.stderr
+    assert out.exit_code == X.USAGE and "cannot import 'nope'" in out.stderr
 
 
 def test_simulate_with_bots_is_the_same_for_any_jobs() -> None:
@@ -228,7 +229,7 @@ def test_compare_cli(tmp_path: Path) -> None:
     assert result["arms"]["b"]["label"] == "variant rich"
     assert result["seats"] == ["greedy", "greedy"]
     same = run(["compare", CARDS, "-p", "2", "-n", "20"])
-    assert same.exit_code == 2 and "the two arms are the same" in same.stderr
+    assert same.exit_code == X.USAGE and "the two arms are the same" in same.stderr
 
 
 def test_tournament_ranks_mcts_first_on_nim() -> None:
@@ -411,7 +412,7 @@ def test_ctrl_c_stops_parallel_simulate_at_once(tmp_path: Path) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise
-    assert proc.returncode == 130
+    assert proc.returncode == X.INTERRUPTED
     assert "interrupted" in err.decode()
     assert not any(_alive(w) for w in workers)
 
@@ -461,7 +462,7 @@ def test_sweep_uses_the_same_seeds_at_every_point() -> None:
     assert [p["point"] for p in grid["points"]] == [
         {"hand": h, "bonus": b} for h in (1, 2, 3) for b in (0, 5)]
     bad = run(["sweep", CARDS, "-p", "2", "--param", "hand=0..3", "-n", "4"])
-    assert bad.exit_code == 2 and "E040" in bad.stderr
+    assert bad.exit_code == X.USAGE and "E040" in bad.stderr
 
 
 # ---------------------------------------------------------------------------- reports
@@ -521,30 +522,48 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- Dask
 
 
-@pytest.fixture(scope="module")
-def dask_cluster():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        yield cluster.scheduler_address
+DASK_SCRIPT = """
+import json, sys
+from click.testing import CliRunner
+from distributed import LocalCluster
+from rulelang import sim
+from rulelang.cli import cli
 
-
-def test_dask_gives_the_same_results_as_the_local_pool(dask_cluster: str) -> None:
-    strip = lambda s: {k: v for k, v in s.items() if k != "timing"}  # noqa: E731
+ACQUIRE, CARDS, NIM = sys.argv[1:4]
+strip = lambda s: {k: v for k, v in s.items() if k != "timing"}
+out = {}
+with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                  dashboard_address=None) as cluster:
+    address = cluster.scheduler_address
     local = sim.simulate(ACQUIRE, 3, 24, seed=6, backend="compiled")
-    for batch in (None, 5):
-        remote = sim.simulate(ACQUIRE, 3, 24, seed=6, backend="compiled",
-                              scheduler=dask_cluster, batch=batch)
-        assert strip(remote) == strip(local)
-    bots_local = sim.simulate(CARDS, 3, 10, seed=1, seats=["mcts@10", "greedy", "random"])
-    bots_remote = sim.simulate(CARDS, 3, 10, seed=1, seats=["mcts@10", "greedy", "random"],
-                               scheduler=dask_cluster, batch=3)
-    assert strip(bots_local) == strip(bots_remote)
-    out = run(["compare", NIM, "-p", "2", "-n", "6", "-B", "tokens=11", "--scheduler",
-               dask_cluster, "--json", "-"])
-    assert out.exit_code == 0, out.output
-    here = run(["compare", NIM, "-p", "2", "-n", "6", "-B", "tokens=11", "--json", "-"])
-    assert json.loads(out.stdout)["rows"] == json.loads(here.stdout)["rows"]
+    out["acquire"] = [strip(sim.simulate(ACQUIRE, 3, 24, seed=6, backend="compiled",
+                                         scheduler=address, batch=batch)) == strip(local)
+                      for batch in (None, 5)]
+    seats = ["mcts@10", "greedy", "random"]
+    out["bots"] = strip(sim.simulate(CARDS, 3, 10, seed=1, seats=seats)) == strip(
+        sim.simulate(CARDS, 3, 10, seed=1, seats=seats, scheduler=address, batch=3))
+    args = ["compare", NIM, "-p", "2", "-n", "6", "-B", "tokens=11", "--json", "-"]
+    there = CliRunner().invoke(cli, [*args, "--scheduler", address])
+    here = CliRunner().invoke(cli, args)
+    out["compare_exit"] = there.exit_code
+    out["compare"] = json.loads(there.stdout)["rows"] == json.loads(here.stdout)["rows"]
+print("RESULT " + json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("distributed") is None,
+                    reason="needs the 'dask' extra")
+def test_dask_gives_the_same_results_as_the_local_pool(tmp_path: Path) -> None:
+    # In a child process: distributed changes process-wide state (it makes every exception
+    # picklable, starts threads), which other tests must not inherit.
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", DASK_SCRIPT, ACQUIRE, CARDS, NIM],
+                          capture_output=True, text=True, timeout=600, env=env)
+    lines = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    result = json.loads(lines[-1][len("RESULT "):])
+    assert result == {"acquire": [True, True], "bots": True, "compare_exit": 0,
+                      "compare": True}
 
 
 def test_a_def_heuristic_runs_compiled_and_agrees_with_the_interpreter() -> None:
@@ -567,3 +586,58 @@ def test_a_def_heuristic_runs_compiled_and_agrees_with_the_interpreter() -> None
         assert hc(sc) == hi(si)
         seen.update(hc(sc))
     assert -100000 in seen and len(seen) > 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["polanaftowe", "acquire", "poder"])
+def test_default_mcts_beats_greedy_and_random_with_significance(name: str) -> None:
+    # About 1 (Pola Naftowe) to 10 (Acquire, Poder) minutes on 2 cores.
+    result = tournament(str(ROOT / "rules" / f"{name}.rules"), 3, 60, 0,
+                        ["mcts", "greedy", "random"], jobs=2)
+    better = {(p["a"], p["b"]): p["better"] for p in result["pairs"]}
+    assert better[("mcts", "greedy")] == "mcts"
+    assert better[("mcts", "random")] == "mcts"
+
+
+def _load_fails_in_workers(path, variant=None, params=None, backend="interpreter"):
+    """Loads in the parent process, fails in pool workers (whose parent pid differs)."""
+    if os.getpid() != params.pop("parent"):
+        raise RuntimeError("cannot load here")
+    return rulelang.load(path, variant=variant, params=params, backend=backend)
+
+
+def test_a_worker_that_cannot_load_the_game_fails_the_run() -> None:
+    # multiprocessing.Pool restarts a worker whose initializer raises, forever; the error must
+    # reach the parent instead.
+    with pytest.raises(RuntimeError, match="cannot load here"):
+        sim.simulate(NIM, 2, 8, seed=0, jobs=2, loader=_load_fails_in_workers,
+                     params={"parent": os.getpid()})
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_a_killed_worker_fails_the_run_instead_of_hanging(tmp_path: Path) -> None:
+    proc, workers = _start_endless(tmp_path)
+    os.kill(workers[0], signal.SIGKILL)
+    try:
+        _out, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    assert proc.returncode == X.FAILURE
+    assert "a worker process died" in err.decode()
+    assert not any(_alive(w) for w in workers)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+def test_acquire_stalemate_round_reading(backend: str) -> None:
+    # With no end declaration possible (no chain can reach 200 or be safe), games end in the
+    # stalemate of U7. The decision ends at once; the alternative plays one more round in which
+    # nobody can place (players still take their turns), then ends.
+    base = {"end_size": 200, "safe_size": 200}
+    now = rulelang.load(ACQUIRE, backend=backend, params=base)
+    later = rulelang.load(ACQUIRE, backend=backend, params={**base, "stalemate_round": True})
+    a = sim.play_random_game(now, 3, 0, record=True).record["actions"]
+    b = sim.play_random_game(later, 3, 0, record=True).record["actions"]
+    assert len(a) == 387 and b[:387] == a
+    assert b[387:] == ["pass_place()"] * 3

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -25,7 +24,7 @@ from rich.progress import (
 from rulelang import exitcodes as X
 
 # Exit status after Ctrl-C (128 + SIGINT), as shells report it.
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = X.INTERRUPTED
 
 
 def parse_players(value: str, bots: dict[str, str] | None = None,
@@ -158,6 +157,4 @@ def progress_bar(label: str, total: int) -> Iterator[Callable[[int, int], None]]
 def interrupted() -> None:
     """Say that the run was stopped, and exit with the interrupt status."""
     click.echo("\ninterrupted", err=True)
-    sys.stdout.flush()
-    os._exit(EXIT_INTERRUPTED) if os.environ.get("RULELANG_HARD_EXIT") else sys.exit(
-        EXIT_INTERRUPTED)
+    sys.exit(EXIT_INTERRUPTED)

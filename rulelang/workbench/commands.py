@@ -28,7 +28,8 @@ def _defines(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
 
 
 def _run_guarded(func: Callable[[], Any]) -> Any:
-    """Run a workbench job, turning its errors into messages and Ctrl-C into exit 130."""
+    """Run a workbench job, turning its errors into messages with the exit codes of
+    rulelang/exitcodes.py (as `simulate` does), and Ctrl-C into INTERRUPTED."""
     from rulelang import exitcodes as X
     from rulelang.bots import BotError
     from rulelang.cli import _engine_errors, _error_text, _fail, _rules_fail

@@ -31,8 +31,15 @@ class Arm:
         if self.label:
             return self.label
         parts = [f"variant {self.variant}"] if self.variant else []
-        parts += [f"{k}={v}" for k, v in sorted(self.params.items())]
+        parts += [f"{k}={_value(v)}" for k, v in sorted(self.params.items())]
         return ", ".join(parts) or "base rules"
+
+
+def _value(v: Any) -> str:
+    """A parameter value as the rules language writes it."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
 
 
 def per_game_measures(results: Sequence[GameResult], players: int) -> dict[str, list[float]]:
@@ -43,24 +50,17 @@ def per_game_measures(results: Sequence[GameResult], players: int) -> dict[str, 
             (1.0 / len(r.winners) if p in r.winners else 0.0) for r in results]
     out["first-player edge"] = [v - 1.0 / players for v in out["wins seat 0"]]
     out["length (decisions)"] = [float(r.decisions) for r in results]
-    if all(r.progress is not None for r in results) and results:
-        out["rounds played"] = [float(r.progress) for r in results]  # type: ignore[arg-type]
-    if all(r.stats is not None for r in results) and results:
-        out["winner's margin"] = [float(r.stats.margin) for r in results]  # type: ignore[union-attr]
-        out["lead changes"] = [float(r.stats.lead_changes) for r in results]  # type: ignore[union-attr]
-        names = sorted({n for r in results for n, _c in r.stats.actions})  # type: ignore[union-attr]
-        for name in names:
-            out[f"took {name}"] = [
-                float(dict(r.stats.actions).get(name, 0)) for r in results]  # type: ignore[union-attr]
-        metric_names = [n for n, _v in results[0].stats.metrics]  # type: ignore[union-attr]
-        for name in metric_names:
-            out[f"metric {name}"] = [
-                float(dict(r.stats.metrics)[name]) for r in results]  # type: ignore[union-attr]
+    if results and all(r.progress is not None for r in results):
+        out["rounds played"] = [float(r.progress or 0) for r in results]
+    tracked = [r.stats for r in results if r.stats is not None]
+    if results and len(tracked) == len(results):
+        out["winner's margin"] = [float(st.margin) for st in tracked]
+        out["lead changes"] = [float(st.lead_changes) for st in tracked]
+        for name in sorted({n for st in tracked for n, _c in st.actions}):
+            out[f"took {name}"] = [float(dict(st.actions).get(name, 0)) for st in tracked]
+        for name, _v in tracked[0].metrics:
+            out[f"metric {name}"] = [float(dict(st.metrics)[name]) for st in tracked]
     return out
-
-
-def _fmt(x: float) -> float:
-    return x
 
 
 def compare(
@@ -170,6 +170,11 @@ def verdict_lines(result: Mapping[str, Any]) -> list[str]:
         lines.append(f"{r['measure']}: {direction} with {b} than with {a} by "
                      f"{abs(d['mean']):.3g} (95% interval {d['ci95'][0]:.3g} to "
                      f"{d['ci95'][1]:.3g}).")
+    tested = [r for r in result["rows"] if r["difference"]["ci95"][0] != r["difference"]["ci95"][1]]
+    if len(tested) >= 10:
+        lines.append(f"{len(tested)} measures varied between games: at 95%, about "
+                     f"{0.05 * len(tested):.1f} of them would look significant by chance alone, "
+                     "so treat a lone borderline one with care.")
     return lines
 
 
