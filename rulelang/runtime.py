@@ -352,6 +352,16 @@ def weighted_index(r, weights):
 
 
 # ---- history and JSON ---------------------------------------------------------------------------
+def check_viewer(p, n):
+    """p, checked as a viewer of a game of n players (observation, history_for): a player's
+    index; CHANCE, TERMINAL and anything else would see what no player may."""
+    if type(p) is not int or not 0 <= p < n:
+        shown = ("CHANCE" if p == CHANCE else "TERMINAL" if p == TERMINAL else repr(p)) \
+            if type(p) is int else repr(p)
+        raise ValueError(f"the viewer must be a player, 0..{n - 1}, not {shown}")
+    return p
+
+
 def action_name(action):
     return action.split("(", 1)[0]
 

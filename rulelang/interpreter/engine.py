@@ -316,10 +316,12 @@ class State:
 
     def history_for(self, p: int) -> list[str]:
         """The history as player p may see it: others' secrets and private draws are "?"."""
+        runtime.check_viewer(p, self.num_players)
         return [h if w is None or w == p or w == -2 - p else "?"
                 for h, w in zip(self.history, self._seen)]
 
     def observation(self, p: int) -> dict:
+        runtime.check_viewer(p, self.num_players)
         obj = self._json_obj(viewer=p)
         obj["player"] = p
         obj["history"] = self.history_for(p)
