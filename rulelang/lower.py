@@ -32,6 +32,7 @@ class Jump:
 class JumpIfNot:
     cond: object
     target: int = -1
+    loop: ast.While | None = None  # the flow `while` this tests (its body start is counted)
 
 
 @dataclass
@@ -146,7 +147,7 @@ class _Lowerer:
                 j.target = len(self.code)
         elif isinstance(s, ast.While):
             top = len(self.code)
-            test = self.emit(JumpIfNot(s.cond))
+            test = self.emit(JumpIfNot(s.cond, loop=s))
             exits.append([])
             self.block(s.body, scope, exits, loops, phase)
             self.emit(Jump(top))

@@ -130,7 +130,8 @@ class AggregatePrinter:
         for x in e.items:
             is_safe = self.safe(x) and not (
                 elem.kind not in ("opt", "none", "any") and self.optional(x))
-            parts.append(((lambda cc, x=x: self.conv(x, cc, elem)), is_safe))
+            parts.append(((lambda cc, x=x: self.kept(x, self.conv(x, cc, elem))),
+                          is_safe and not self.k.growth(x)))
         return "[" + ", ".join(self.seq(c, parts)) + "]"
 
     def emit_SetLit(self, e, c):
@@ -151,7 +152,8 @@ class AggregatePrinter:
         if c.sink is None:
             if e.kind == "list":
                 elem_t = T.strip(self.t(e)).elem
-                gen, _ = self._gen(e, c, lambda inner: self.conv(e.elem, inner, elem_t))
+                gen, _ = self._gen(
+                    e, c, lambda inner: self.kept(e.elem, self.conv(e.elem, inner, elem_t)))
                 return f"[{gen}]"
             gen, _ = self._gen(e, c, lambda inner: self.ex(e.elem, inner))
             if not self.elem_optional(e):
@@ -163,7 +165,7 @@ class AggregatePrinter:
             elem_t = T.strip(self.t(e)).elem
             sk.emit(f"{t} = []")
             ic = self._loop(e, c)
-            ic.sink.emit(f"{t}.append({self.conv(e.elem, ic, elem_t)})")
+            ic.sink.emit(f"{t}.append({self.kept(e.elem, self.conv(e.elem, ic, elem_t))})")
             return t
         sk.emit(f"{t} = 0")
         if not self.elem_optional(e):

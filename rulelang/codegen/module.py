@@ -4,6 +4,7 @@ it calls, the line layout and the map from generated lines to .rules lines."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from importlib import resources
 
@@ -190,7 +191,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         while target.kind == "array" and not T.compatible(target, vt):
             sizes.append(em.size_of(target.index))
             target = target.elem
-        value = em.conv(v.init, Ctx(), target)
+        value = em.kept(v.init, em.conv(v.init, Ctx(), target))
         if sizes:
             value = f"filled({value}, ({', '.join(sizes)},))"
         init.append(f"s.v_{ident(v.name)} = {value}  # rules:{v.span.line}")
@@ -230,7 +231,8 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         if sd is None:
             return ["return 0"]
         c = Ctx({program.slots[sd]: Code("p", simple=True)})
-        return [f"return {em.conv(sd.expr, c, T.INT)}  # rules:{sd.span.line}"]
+        return [f"return bounded({em.conv(sd.expr, c, T.INT)}, LIMIT_INT, "
+                f"{em.L(sd.expr.span)})  # rules:{sd.span.line}"]
 
     # Emit everything before rendering: emission registers the location constants.
     score_lines, tiebreak_lines = scorer(program.score), scorer(program.tiebreak)
@@ -255,7 +257,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         apply_table=[applies.get(pc, "None") for pc in range(len(low.code))],
         clone=clone, clone_fns=clone_fns, clone_table=clone_table,
         local_attrs=tuple(local_attrs), score=score_lines,
-        tiebreak=tiebreak_lines)
+        tiebreak=tiebreak_lines, limits=dataclasses.asdict(program.limits))
     # Definitions nothing refers to are left out; then the runtime helpers this module calls,
     # and only those, are copied from rulelang.runtime.
     text = drop_unused(text)

@@ -105,11 +105,11 @@ class StmtPrinter:
     def emit_Let(self, s, c, ret):
         slot = self.p.slots[s]
         name = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
-        c.sink.emit(f"{name} = {self.conv(s.value, c, self.p.slot_types[slot])}")
+        c.sink.emit(f"{name} = {self.kept(s.value, self.conv(s.value, c, self.p.slot_types[slot]))}")
 
     def emit_Assign(self, s, c, ret):
         want = self.t(s.target)
-        v = self.conv(s.value, c, want)
+        v = self.kept(s.value, self.conv(s.value, c, want))
         tsk = c.sink.scratch()
         tgt = self.target(s.target, c.at(tsk))
         if tsk.lines and not is_simple(v):
@@ -123,10 +123,12 @@ class StmtPrinter:
         optional = self.t(s.target).kind in ("opt", "any")
         v, tgt = self._value_then_target(s, c, lambda cc: self.nn(s.value, cc),
                                          self._ok(s.value), optional)
+        w = self.L(s.span)
         if optional:
-            c.sink.emit(f"{tgt} = not_none({tgt}, {self.L(s.target.span)}) {s.op} {v}")
+            c.sink.emit(f"{tgt} = bounded(not_none({tgt}, {self.L(s.target.span)}) {s.op} {v}, "
+                        f"LIMIT_INT, {w})")
         else:
-            c.sink.emit(f"{tgt} {s.op}= {v}")
+            c.sink.emit(f"{tgt} = bounded({tgt} {s.op} {v}, LIMIT_INT, {w})")
 
     def emit_Add(self, s, c, ret):
         if self.optional(s.value):
@@ -159,10 +161,11 @@ class StmtPrinter:
 
     def emit_Push(self, s, c, ret):
         elem = T.strip(self.t(s.target)).elem
-        is_safe = self.safe(s.value) and not (
+        is_safe = self.safe(s.value) and not self.k.growth(s.value) and not (
             elem.kind not in ("opt", "none", "any") and self.optional(s.value))
-        v, tgt = self._value_then_target(s, c, lambda cc: self.conv(s.value, cc, elem), is_safe)
-        c.sink.emit(f"{tgt}.append({v})")
+        v, tgt = self._value_then_target(
+            s, c, lambda cc: self.kept(s.value, self.conv(s.value, cc, elem)), is_safe, True)
+        c.sink.emit(f"push({tgt}, {v}, LIMIT_COLLECTION, {self.L(s.span)})")
 
     def emit_If(self, s, c, ret):
         def emit_body(sink, stmts):
@@ -182,6 +185,9 @@ class StmtPrinter:
         pre = c.sink.scratch(1)
         code = self.ex(s.cond, c.at(pre))
         body = c.sink.deeper()
+        # the body may start max_loop_steps times in one execution of the loop
+        n = c.sink.tmp()
+        c.sink.emit(f"{n} = 0")
         if not pre.lines:
             c.sink.emit(f"while {code}:")
         else:
@@ -192,6 +198,9 @@ class StmtPrinter:
             c.sink.lines.extend(pre.lines)
             body.emit(f"if {code}:")
             body.emit("    break")
+        body.emit(f"{n} += 1")
+        body.emit(f"if {n} > LIMIT_LOOP_STEPS:")
+        body.emit(f"    fault_loop_limit(LIMIT_LOOP_STEPS, {self.L(s.span)})")
         c.sink.lines.extend(self.stmts(s.body.stmts, c.at(body), body.ind, ret))
 
     def emit_Break(self, s, c, ret):
