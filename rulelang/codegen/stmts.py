@@ -179,7 +179,9 @@ class StmtPrinter:
         var = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
         c.sink.emit(f"for {var} in {self.iter_code(s.iter, c, snapshot=True)}:")
         body = c.sink.deeper()
+        body.fn.loops += 1
         c.sink.lines.extend(self.stmts(s.body.stmts, c.at(body), body.ind, ret))
+        body.fn.loops -= 1
 
     def emit_While(self, s, c, ret):
         pre = c.sink.scratch(1)
@@ -201,7 +203,9 @@ class StmtPrinter:
         body.emit(f"{n} += 1")
         body.emit(f"if {n} > LIMIT_LOOP_STEPS:")
         body.emit(f"    fault_loop_limit(LIMIT_LOOP_STEPS, {self.L(s.span)})")
+        body.fn.loops += 1
         c.sink.lines.extend(self.stmts(s.body.stmts, c.at(body), body.ind, ret))
+        body.fn.loops -= 1
 
     def emit_Break(self, s, c, ret):
         c.sink.emit("break")
