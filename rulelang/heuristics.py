@@ -1,13 +1,11 @@
 """Rules-declared heuristics (`heuristic p => expr`) and metrics (`metric NAME = expr`).
 
-The back ends do not compile these declarations: they are read only by the workbench. On the
-interpreter they are evaluated on the state itself. On a compiled engine:
-- a heuristic written as a call of a def, `heuristic p => net_worth(p)`, calls the engine's own
-  compiled function for that def (the fast route; engines compile every def);
-- otherwise the workbench copies the state's variables (`to_json()["vars"]`, the engine
-  protocol) into an interpreter state of the same checked program and evaluates there. Both
-  expressions are pure and read only state variables and parameters, so the value is the same
-  as on the compiled state.
+Both back ends compute the heuristic: `State.heuristic()` (the engine protocol) is the
+declared expression for every player, compiled into generated engines like the score. Metrics
+are read only by the workbench: it copies the state's variables (`to_json()["vars"]`, the
+engine protocol) into an interpreter state of the same checked program and evaluates there;
+they are pure and read only state variables and parameters, so the value is the same as on the
+compiled state.
 """
 
 from __future__ import annotations
@@ -17,7 +15,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rulelang import ast
+
+def _protocol_heuristic(state: Any) -> list[int]:
+    return state.heuristic()
 
 
 class _Evaluator:
@@ -29,21 +29,13 @@ class _Evaluator:
         self.program = program
         self.igame = Game(program)
         self.proxies: dict[int, Any] = {}
-        self.compiled_def: Callable[..., int] | None = None
+        # how a compiled state gives the heuristic: State.heuristic() (None: no heuristic)
+        self.compiled_def: Callable[[Any], list[int]] | None = None
 
     def bind_compiled(self, game: Any) -> None:
-        """Use the compiled engine's function for `heuristic p => some_def(p)`, if it has one."""
-        sd = self.program.heuristic
-        if sd is None:
-            return
-        e = sd.expr
-        if not (isinstance(e, ast.Call) and e.name in self.program.defs and len(e.args) == 1
-                and isinstance(e.args[0], ast.Name) and e.args[0].name == sd.var):
-            return
-        module = sys.modules.get(type(game).__module__)
-        fn = getattr(module, f"_d_{e.name}", None)
-        if callable(fn):
-            self.compiled_def = fn
+        """Compiled engines compute the heuristic themselves (`State.heuristic()`)."""
+        if self.program.heuristic is not None:
+            self.compiled_def = _protocol_heuristic
 
     def _interp_state(self, state: Any) -> Any:
         if getattr(state, "game", None) is self.igame or type(state).__module__.startswith(
@@ -59,7 +51,7 @@ class _Evaluator:
     def heuristic(self, state: Any) -> list[int]:
         fn = self.compiled_def
         if fn is not None and not type(state).__module__.startswith("rulelang.interpreter"):
-            return [fn(state, p) for p in range(state.num_players)]
+            return fn(state)
         sd = self.program.heuristic
         st = self._interp_state(state)
         return [st._score(sd, p) for p in range(state.num_players)]

@@ -44,26 +44,6 @@ def _doc_safe(text: str) -> str:
                    for ch in str(text))
 
 
-def _read(name: str) -> str:
-    return resources.files("rulelang.codegen").joinpath(name).read_text(encoding="utf-8")
-
-
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(lambda name: _read(f"templates/{name}")),
-        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-        keep_trailing_newline=True, autoescape=False)
-    env.filters["pyrepr"] = _safe_repr
-    env.filters["docsafe"] = _doc_safe
-    return env
-
-
-def _doc_safe(text: str) -> str:
-    """Text shown inside the module docstring: anything but plain characters becomes '?'."""
-    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in " ._-/:,{}[]=+'()") else "?"
-                   for ch in str(text))
-
-
 def _safe_repr(v) -> str:
     """repr() of plain data only: the one way values from a rules file reach generated code."""
     if v is None or isinstance(v, bool | int | str):
@@ -236,6 +216,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
 
     # Emit everything before rendering: emission registers the location constants.
     score_lines, tiebreak_lines = scorer(program.score), scorer(program.tiebreak)
+    heuristic_lines = scorer(program.heuristic) if program.heuristic is not None else None
     params_shown = {n: consts.params[n] for n in program.params}
     env = _environment()
     member_names = {tuple(info.members): f"NAMES_{ident(name)}"
@@ -257,7 +238,8 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         apply_table=[applies.get(pc, "None") for pc in range(len(low.code))],
         clone=clone, clone_fns=clone_fns, clone_table=clone_table,
         local_attrs=tuple(local_attrs), score=score_lines,
-        tiebreak=tiebreak_lines, limits=dataclasses.asdict(program.limits))
+        tiebreak=tiebreak_lines, heuristic=heuristic_lines,
+        limits=dataclasses.asdict(program.limits))
     # Definitions nothing refers to are left out; then the runtime helpers this module calls,
     # and only those, are copied from rulelang.runtime.
     text = drop_unused(text)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured, _walk
+from rulelang.consts import key_match
 from rulelang.lower import ChanceAt, ChooseAt, Exec, FinishAt, IterNext, Jump, JumpIfNot, SetPhase
 
 # Expression-bodied defs up to this many AST nodes (callees included) are inlined in statements.
@@ -93,7 +94,7 @@ def plan_dense_tables(an, plan: Plan) -> None:
             continue
         values = []
         for key in range(lo, hi + 1):
-            hit = [v for k, v in rows if _key_covers(k[0], key)]
+            hit = [v for k, v in rows if key_match(k[0], key)]
             if not hit:
                 break
             values.append(hit[0])
@@ -341,17 +342,6 @@ def _instr_size(an, ins) -> int:
         return an.stmt_nodes(ins.stmt)
     expr = getattr(ins, "expr", None) or getattr(ins, "cond", None)
     return 1 + (an.size(expr) if expr is not None else 0)
-
-
-def _key_covers(k: tuple, a: int) -> bool:
-    kind, lo, hi = k
-    if kind == "any":
-        return True
-    if kind == "range":
-        return lo <= a <= hi
-    if kind == "from":
-        return a >= lo
-    return a == lo
 
 
 PASSES = (plan_inlining, plan_dense_tables, plan_phase_sets, plan_options, plan_reused_any,

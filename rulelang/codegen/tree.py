@@ -5,19 +5,6 @@ from __future__ import annotations
 from rulelang import ast
 from rulelang.errors import Span
 
-_MISSING = object()
-
-
-def _match(k: tuple, a: int) -> bool:
-    kind, lo, hi = k
-    if kind == "any":
-        return True
-    if kind == "range":
-        return lo <= a <= hi
-    if kind == "from":
-        return a >= lo
-    return a == lo
-
 
 def _conjuncts(e) -> list:
     """The operands of a chain of `and`s, left to right."""

@@ -261,6 +261,13 @@ class State:
         return runtime.bounded(ev.eval(sd.expr, {self.game.program.slots[sd]: p}), ev.int_max,
                                loc(sd.expr.span))
 
+    def heuristic(self) -> list[int] | None:
+        """The rules file's `heuristic p => ...` for every player (bots read it), or None."""
+        sd = self.game.program.heuristic
+        if sd is None:
+            return None
+        return [self._score(sd, p) for p in range(self.num_players)]
+
     def winners(self) -> list[int]:
         if not self.is_terminal():
             return []

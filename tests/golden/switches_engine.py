@@ -551,6 +551,10 @@ class State:
     def scores(self):
         return [_score(self, p) for p in range(self.n)]
 
+    def heuristic(self):
+        """The rules file's `heuristic p => ...` for every player (bots read it), or None."""
+        return None
+
     def winners(self):
         if self.current_player != TERMINAL:
             return []
@@ -692,4 +696,4 @@ _LINEMAP = {208: 35, 209: 36, 210: 39, 211: 39, 212: 39, 213: 39, 214: 39, 215: 
         357: 50, 358: 50, 359: 50, 360: 54, 361: 54, 362: 54, 363: 54, 364: 54, 365: 54, 366: 54,
         367: 54, 368: 54, 369: 54, 370: 54, 371: 54, 372: 54, 373: 54, 374: 54, 375: 54, 376: 54,
         377: 54, 378: 54, 379: 54, 380: 54, 381: 54, 382: 54, 383: 54, 384: 54, 421: 31, 422: 32,
-        423: 32, 424: 32, 624: 77, 625: 77, 626: 77}
+        423: 32, 424: 32, 628: 77, 629: 77, 630: 77}
