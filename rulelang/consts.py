@@ -32,7 +32,7 @@ class Constants:
 
     def __init__(self, program: Program) -> None:
         self.program = program
-        self.growth = Growth(program)
+        self.growth = Growth(program, self)
         self.neighbors: dict[str, tuple] = {}
         for info in program.enums.values():
             if info.grid is not None:
@@ -125,9 +125,11 @@ class Growth:
     `*` (checked where it is made), nor `//`, `%`, unary minus, abs, min, max, len or count.
     Both back ends check exactly the values this marks, at the same places."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, constants: Constants) -> None:
         self.p = program
+        self.k = constants
         self._defs: dict[str, bool] = {}
+        self._max: dict[int, int | None] = {}
 
     def __call__(self, e) -> bool:
         if isinstance(e, ast.BinOp):
@@ -142,6 +144,61 @@ class Growth:
                 return self.def_grows(ref[1])
             return ref[0] == "builtin" and e.name in GROWING_BUILTINS
         return False
+
+    def within_limit(self, e) -> bool:
+        """Whether e's value is known, from constants alone, never to exceed the int limit: a
+        check of it could never fail, so a generated engine may leave it out."""
+        top = self.static_max(e)
+        return top is not None and top <= self.p.limits.int_max
+
+    def static_max(self, e) -> int | None:
+        """An upper bound on the absolute value of an int expression known from its constants
+        (literals, parameters, constants, enum fields, table values), or None."""
+        key = id(e)
+        if key not in self._max:
+            self._max[key] = self._static_max(e)
+        return self._max[key]
+
+    def _static_max(self, e) -> int | None:
+        p = self.p
+        if isinstance(e, ast.IntLit):
+            return abs(e.value)
+        if isinstance(e, ast.Name):
+            ref = p.refs[e]
+            if ref[0] in ("param", "const"):
+                v = self.k.param_values.get(ref[1]) if ref[0] == "param" \
+                    else self.k.const_values.get(ref[1])
+                return abs(v) if isinstance(v, int) else None
+            return None
+        if isinstance(e, ast.Attr):
+            ref = p.refs[e]
+            if ref[0] == "field":
+                vals = [row[ref[2]] for row in self.k.enum_fields.get(ref[1], [])]
+                if vals and all(isinstance(v, int) for v in vals):
+                    return max(abs(v) for v in vals)
+            return None
+        if isinstance(e, ast.Neg):
+            return self.static_max(e.operand)
+        if isinstance(e, ast.CondExpr):
+            a, b = self.static_max(e.then), self.static_max(e.orelse)
+            return None if a is None or b is None else max(a, b)
+        if isinstance(e, ast.Call):
+            ref = p.refs[e]
+            if ref[0] == "table":
+                vals = [v for _k, v in self.k.table_rows.get(ref[1], [])]
+                if vals and all(isinstance(v, int) for v in vals):
+                    return max(abs(v) for v in vals)
+            return None
+        if isinstance(e, ast.BinOp) and e.op in ("+", "-", "*", "//", "%"):
+            a, b = self.static_max(e.left), self.static_max(e.right)
+            if e.op == "//":
+                return a
+            if e.op == "%":
+                return b
+            if a is None or b is None:
+                return None
+            return a * b if e.op == "*" else a + b
+        return None
 
     def def_grows(self, name: str) -> bool:
         if name not in self._defs:

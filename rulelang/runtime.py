@@ -58,8 +58,9 @@ class Limits:
         if self.max_int_digits > 1000:
             raise ValueError("limit max_int_digits must be at most 1000 (Python refuses to "
                              "print ints of more than 4300 digits)")
-        if len(str(self.max_collection)) > self.max_int_digits:
-            raise ValueError("limit max_collection must have fewer digits than max_int_digits")
+        if self.max_collection >= 10 ** self.max_int_digits:
+            # a length or a count is an int, and must be one the int limit allows
+            raise ValueError("limit max_collection must be below 10 ** max_int_digits")
 
     @property
     def int_max(self):

@@ -139,7 +139,7 @@ class AggregatePrinter:
             is_safe = self.safe(x) and not (
                 elem.kind not in ("opt", "none", "any") and self.optional(x))
             parts.append(((lambda cc, x=x: self.kept(x, self.conv(x, cc, elem))),
-                          is_safe and not self.k.growth(x)))
+                          is_safe and not self.may_exceed(x)))
         return "[" + ", ".join(self.seq(c, parts)) + "]"
 
     def emit_SetLit(self, e, c):

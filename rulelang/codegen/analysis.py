@@ -24,6 +24,11 @@ class Analysis:
             self._safe[key] = self._compute_safe(e)
         return self._safe[key]
 
+    def may_exceed(self, e) -> bool:
+        """Whether e's value, where it is kept, needs a check against the int limit: it may
+        have grown (consts.Growth) and no constant bound keeps it within the limit."""
+        return self.k.growth(e) and not self.k.growth.within_limit(e)
+
     def _ok(self, e) -> bool:
         """Safe and never none (so a none check on it cannot fail either)."""
         return self.safe(e) and not self.optional(e)
@@ -44,7 +49,8 @@ class Analysis:
             if op in ("//", "%"):
                 return (isinstance(e.right, ast.IntLit) and e.right.value != 0
                         and self._ok(e.left))
-            if op == "*" or T.strip(self.t(e)).kind == "list":
+            if (op == "*" and not self.k.growth.within_limit(e)) \
+                    or T.strip(self.t(e)).kind == "list":
                 return False  # a product over the int limit; a list over the size limit
             return self._ok(e.left) and self._ok(e.right)
         if isinstance(e, ast.Not):
@@ -73,9 +79,9 @@ class Analysis:
             return self.safe(e.elem)
         if isinstance(e, ast.Sort):
             return self._iter_ok(e.iter) and all(self._ok(k.key) for k in e.keys)
-        if isinstance(e, ast.ListLit) and any(self.k.growth(x) for x in e.items):
+        if isinstance(e, ast.ListLit) and any(self.may_exceed(x) for x in e.items):
             return False  # an element over the int limit
-        if isinstance(e, ast.Comp) and e.kind == "list" and self.k.growth(e.elem):
+        if isinstance(e, ast.Comp) and e.kind == "list" and self.may_exceed(e.elem):
             return False
         if isinstance(e, ast.ListLit):
             elem = T.strip(self.t(e)).elem
@@ -107,7 +113,7 @@ class Analysis:
             d = self.p.defs[ref[1]]
             for a, f in zip(e.args, d.params):
                 want = self.p.slot_types[self.p.slots[f]]
-                if not self.safe(a) or self.k.growth(a):
+                if not self.safe(a) or self.may_exceed(a):
                     return False
                 if want.kind not in ("opt", "none", "any") and self.optional(a):
                     return False
@@ -136,7 +142,7 @@ class Analysis:
         for s in b.stmts:
             if isinstance(s, ast.Let):
                 want = self.p.slot_types[self.p.slots[s]]
-                if not self.safe(s.value) or self.k.growth(s.value) or (
+                if not self.safe(s.value) or self.may_exceed(s.value) or (
                         want.kind not in ("opt", "none", "any") and self.optional(s.value)):
                     return False
             elif isinstance(s, ast.Return):

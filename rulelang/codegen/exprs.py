@@ -58,7 +58,7 @@ class ExprPrinter:
     def kept(self, e, code: str) -> str:
         """Code of e's value where it is kept (bound, stored, passed on): checked against the
         int limit if e may have grown (consts.Growth; the interpreter checks the same)."""
-        if self.k.growth(e):
+        if self.may_exceed(e):
             return f"bounded({code}, LIMIT_INT, {self.L(e.span)})"
         return code
 
@@ -341,7 +341,7 @@ class ExprPrinter:
         if op == "+" and T.strip(self.t(e)).kind == "list":
             return f"concat({a}, {b}, LIMIT_COLLECTION, {self.L(e.span)})"
         code = entry.emit(a, b, where, T.strip(self.t(e.left)).kind == "set")
-        if entry.checked:
+        if entry.checked and not self.k.growth.within_limit(e):
             return f"bounded({strip_parens(code)}, LIMIT_INT, {self.L(e.span)})"
         return code
 
@@ -365,7 +365,7 @@ class ExprPrinter:
             return True, f"range({hi + 1})" if lo == 0 else f"range({lo}, {hi + 1})"
 
         def part(x):
-            return (lambda cc: self.kept(x, self.nn(x, cc))), self._ok(x) and not self.k.growth(x)
+            return (lambda cc: self.kept(x, self.nn(x, cc))), self._ok(x) and not self.may_exceed(x)
         parts = [part(e.lo), part(e.hi)]
         if e.step is not None:
             parts.append(part(e.step))
@@ -403,7 +403,7 @@ class ExprPrinter:
             parts = []
             for a, f in zip(e.args, d.params):
                 want = self.p.slot_types[self.p.slots[f]]
-                is_safe = self.safe(a) and not self.k.growth(a) and not (
+                is_safe = self.safe(a) and not self.may_exceed(a) and not (
                     want.kind not in ("opt", "none", "any") and self.optional(a))
                 parts.append(((lambda cc, a=a, want=want: self.kept(a, self.conv(a, cc, want))),
                               is_safe))
@@ -456,7 +456,7 @@ class ExprPrinter:
         for a, f in zip(e.args, d.params):
             want = self.p.slot_types[self.p.slots[f]]
             part = self._part_ex(a) if want.kind in ("opt", "none", "any") else self._part_nn(a)
-            if self.k.growth(a):
+            if self.may_exceed(a):
                 part = ((lambda cc, fn=part[0], a=a: self.kept(a, fn(cc))), False)
             parts.append(part)
         codes = self.seq(c, parts)

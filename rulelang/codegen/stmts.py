@@ -161,7 +161,7 @@ class StmtPrinter:
 
     def emit_Push(self, s, c, ret):
         elem = T.strip(self.t(s.target)).elem
-        is_safe = self.safe(s.value) and not self.k.growth(s.value) and not (
+        is_safe = self.safe(s.value) and not self.may_exceed(s.value) and not (
             elem.kind not in ("opt", "none", "any") and self.optional(s.value))
         v, tgt = self._value_then_target(
             s, c, lambda cc: self.kept(s.value, self.conv(s.value, cc, elem)), is_safe, True)
