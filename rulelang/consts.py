@@ -7,11 +7,13 @@ the rules file is loaded, with the row's location.
 
 Also here, for both back ends: where the int limit (Limits.max_int_digits) is checked. Every
 int a program starts from (a literal, parameter, constant, table value or enum field) is checked
-at load; every product `*` when it is made; and every value that may have grown (`Growth`) where
-it is kept: bound by `let`, assigned, added to with `+=`/`-=`, pushed, put in a list literal or
-comprehension, passed to a def or a phase, used as a range bound, and scores. So no variable
-ever holds an int over the limit, and an expression's ints stay within a factor of it fixed by
-the expression's size: nothing that grows with run time escapes a check.
+at load, and every value that may have grown (`Growth`) where it is kept: bound by `let`,
+assigned, added to with `+=`/`-=`, pushed, put in a list literal or comprehension, passed to a
+def or a phase, used as a range bound, and scores. So no variable ever holds an int over the
+limit, and an expression's ints stay within a power of it fixed by the expression's size:
+nothing that grows with run time escapes a check. Products are checked where they are kept,
+not where they are made, so `when` tests (the hot path of legal-action listing) are never
+checked: a value that is only compared cannot escape.
 """
 
 from __future__ import annotations
@@ -120,9 +122,9 @@ GROWING_BUILTINS = frozenset({"round_up", "round_down", "path_cost"})
 
 class Growth:
     """Which expressions may yield an int larger (in absolute value) than every int they read:
-    `+` and `-` on ints, `sum`, round_up/round_down, path_cost, and calls of defs that may
+    `+`, `-` and `*` on ints, `sum`, round_up/round_down, path_cost, and calls of defs that may
     return such a value (a def's lets and assignments are checked where they are kept). Not
-    `*` (checked where it is made), nor `//`, `%`, unary minus, abs, min, max, len or count.
+    `//`, `%`, unary minus, abs, min, max, len or count.
     Both back ends check exactly the values this marks, at the same places."""
 
     def __init__(self, program: Program, constants: Constants) -> None:
@@ -133,7 +135,7 @@ class Growth:
 
     def __call__(self, e) -> bool:
         if isinstance(e, ast.BinOp):
-            return e.op in ("+", "-") and T.strip(self.p.types[e]).kind in ("int", "any")
+            return e.op in ("+", "-", "*") and T.strip(self.p.types[e]).kind in ("int", "any")
         if isinstance(e, ast.CondExpr):
             return self(e.then) or self(e.orelse)
         if isinstance(e, ast.Agg):
@@ -327,8 +329,6 @@ class ExprEvaluator:
             return op.run(self.eval(e.left, env), self.eval(e.right, env), None)
         a = self.nn(e.left, env)
         b = self.nn(e.right, env)
-        if op.checked:
-            return runtime.bounded(op.run(a, b, loc(e.span)), self.int_max, loc(e.span))
         if e.op == "+" and isinstance(a, tuple):
             return runtime.concat(a, b, self.limits.max_collection, loc(e.span))
         return op.run(a, b, loc(e.span))

@@ -101,13 +101,21 @@ def fault_weight(where):
     raise RulesRuntimeError("negative chance weight", where)
 
 
+def shown_int(v):
+    """An int for a message: in full, or by its size when Python could not print it (an int
+    only compared or used as an index is not checked against the int limit)."""
+    if type(v) is int and not -10 ** 60 < v < 10 ** 60:
+        return f"<int of {abs(v).bit_length()} bits>"
+    return str(v)
+
+
 def fault_no_row(name, keys, where):
-    raise RulesRuntimeError(f"table '{name}' has no row for ({', '.join(map(str, keys))})",
+    raise RulesRuntimeError(f"table '{name}' has no row for ({', '.join(map(shown_int, keys))})",
                             where)
 
 
 def fault_index(i, size, where):
-    raise RulesRuntimeError(f"index {i} out of range (size {size})", where)
+    raise RulesRuntimeError(f"index {shown_int(i)} out of range (size {size})", where)
 
 
 def fault_not_found(where):

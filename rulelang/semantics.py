@@ -43,8 +43,6 @@ class BinaryOp:
     faults: tuple[str, ...] = ()
     # The plain Python operator, for when the right operand is a literal that cannot fault
     fast: str | None = None
-    # Its int result is checked against the int limit where it is made (Limits.max_int_digits)
-    checked: bool = False
 
 
 def _always(em, e) -> bool:
@@ -353,7 +351,7 @@ BINARY_OPS: dict[str, BinaryOp] = {b.op: b for b in (
     BinaryOp("+", "arith", _check_arith, _run_plus, _emit_plus),
     BinaryOp("-", "arith", _check_arith, lambda a, b, w: a - b, _emit_minus),
     BinaryOp("*", "arith", _check_arith, lambda a, b, w: a * b,
-             lambda a, b, w, sets: f"({a} * {b})", checked=True),
+             lambda a, b, w, sets: f"({a} * {b})"),
     BinaryOp("//", "arith", _check_arith, runtime.floor_div,
              lambda a, b, w, sets: f"floor_div({a}, {b}, {w})", faults=_DIV0, fast="//"),
     BinaryOp("%", "arith", _check_arith, runtime.mod,

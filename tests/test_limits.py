@@ -45,7 +45,7 @@ def loop_message(n: int) -> str:
     return f"loop went round more than {n} times without a decision (limit max_loop_steps)"
 
 
-# ---- loops ---------------------------------------------------------------------------------------
+# ---- loops --------------------------------------------------------------------------------------
 def test_while_true_in_the_flow_stops_with_the_default_limits(backend):
     """`while true { }` hung new_game on both back ends."""
     assert fault("  while true { }", backend, limits=None) == (
@@ -130,7 +130,7 @@ def test_lists_that_double_are_stopped(backend):
         "runaway.rules:10:30", size_message(1001))
 
 
-# ---- ints -----------------------------------------------------------------------------------------
+# ---- ints ---------------------------------------------------------------------------------------
 def int_message(digits: int = 30) -> str:
     return f"integer over the limit of {digits} digits (max_int_digits)"
 
@@ -152,6 +152,15 @@ def test_a_growing_int_is_stopped_where_it_is_kept(backend, flow, where):
     limits = dict(SMALL, max_loop_steps=1000)
     assert fault(flow, backend, limits, extra=extra) == (f"runaway.rules:{where}",
                                                          int_message())
+
+
+def test_a_huge_int_only_used_as_an_index_is_shown_by_its_size(backend):
+    """A product that is only used (here as an index) is not checked: it cannot escape into the
+    state, and the fault message does not try to print 6,000 digits (Python would refuse)."""
+    ten = "(" + " * ".join(["x"] * 10) + ")"
+    flow = "  x = 99999999999999999999999999999\n  x = xs[" + " * ".join([ten] * 21) + "]"
+    assert fault(flow, backend) == ("runaway.rules:11:7",
+                                    "index <int of 20231 bits> out of range (size 2)")
 
 
 def test_the_default_int_limit_keeps_digest_and_scores_working(backend):
@@ -183,7 +192,7 @@ def test_ints_a_program_starts_from_are_checked_at_load(backend):
     assert (err.value.location, err.value.message) == ("runaway.rules:3:18", int_message(5))
 
 
-# ---- configuration --------------------------------------------------------------------------------
+# ---- configuration ------------------------------------------------------------------------------
 def test_limits_are_part_of_the_loaded_game(backend):
     """Two loads with different limits are two engines (the compiled one: two cache keys)."""
     flow = "  x = 0\n  while x < 80 { x += 1 }"

@@ -49,9 +49,8 @@ class Analysis:
             if op in ("//", "%"):
                 return (isinstance(e.right, ast.IntLit) and e.right.value != 0
                         and self._ok(e.left))
-            if (op == "*" and not self.k.growth.within_limit(e)) \
-                    or T.strip(self.t(e)).kind == "list":
-                return False  # a product over the int limit; a list over the size limit
+            if T.strip(self.t(e)).kind == "list":
+                return False  # a list over the size limit
             return self._ok(e.left) and self._ok(e.right)
         if isinstance(e, ast.Not):
             return self.safe(e.operand)

@@ -340,10 +340,7 @@ class ExprPrinter:
         where = self.L(e.span) if entry.faults else None
         if op == "+" and T.strip(self.t(e)).kind == "list":
             return f"concat({a}, {b}, LIMIT_COLLECTION, {self.L(e.span)})"
-        code = entry.emit(a, b, where, T.strip(self.t(e.left)).kind == "set")
-        if entry.checked and not self.k.growth.within_limit(e):
-            return f"bounded({strip_parens(code)}, LIMIT_INT, {self.L(e.span)})"
-        return code
+        return entry.emit(a, b, where, T.strip(self.t(e.left)).kind == "set")
 
     def emit_Not(self, e, c):
         return self.ex_not(e.operand, c)

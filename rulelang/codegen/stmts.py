@@ -105,7 +105,8 @@ class StmtPrinter:
     def emit_Let(self, s, c, ret):
         slot = self.p.slots[s]
         name = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
-        c.sink.emit(f"{name} = {self.kept(s.value, self.conv(s.value, c, self.p.slot_types[slot]))}")
+        value = self.kept(s.value, self.conv(s.value, c, self.p.slot_types[slot]))
+        c.sink.emit(f"{name} = {value}")
 
     def emit_Assign(self, s, c, ret):
         want = self.t(s.target)
