@@ -184,8 +184,12 @@ class Growth:
         if isinstance(e, ast.CondExpr):
             a, b = self.static_max(e.then), self.static_max(e.orelse)
             return None if a is None or b is None else max(a, b)
+        if isinstance(e, ast.Agg) and e.func == "count":
+            return p.limits.max_collection
         if isinstance(e, ast.Call):
             ref = p.refs[e]
+            if ref == ("builtin", "len"):
+                return p.limits.max_collection
             if ref[0] == "table":
                 vals = [v for _k, v in self.k.table_rows.get(ref[1], [])]
                 if vals and all(isinstance(v, int) for v in vals):

@@ -108,8 +108,12 @@ class FlowPrinter:
             elif isinstance(ins, Bind):
                 want = self.p.slot_types[ins.slot]
                 ci, pre = one(ins.expr)
-                value = self.kept(ins.expr, self.conv(ins.expr, ci, want))
-                ci.sink.emit(f"s.{slot_attr(ins.slot)} = {value}")
+                if self.may_exceed(ins.expr) and self.t(ins.expr).kind == "int":
+                    ci.sink.emit(f"s.{slot_attr(ins.slot)} = {self.conv(ins.expr, ci, want)}")
+                    self.check_after(ins.expr, ci, f"s.{slot_attr(ins.slot)}")
+                else:
+                    value = self.kept(ins.expr, self.conv(ins.expr, ci, want))
+                    ci.sink.emit(f"s.{slot_attr(ins.slot)} = {value}")
                 done(pre)
             elif isinstance(ins, SetPhase):
                 if pc not in self.plan.redundant_phase_sets:

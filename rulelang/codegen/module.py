@@ -16,7 +16,7 @@ from rulelang.codegen.helpers import drop_unused, helpers_for
 from rulelang.codegen.layout import wrap_module
 from rulelang.codegen.support import Code, Ctx, ident, slot_attr
 from rulelang.consts import Constants
-from rulelang.lower import ChanceAt, ChooseAt, binding_nodes, lower
+from rulelang.lower import ChanceAt, ChooseAt, JumpIfNot, binding_nodes, lower
 from rulelang.program import Program
 
 _MARK = re.compile(r"# rules:(\d+)\b")
@@ -239,7 +239,9 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         clone=clone, clone_fns=clone_fns, clone_table=clone_table,
         local_attrs=tuple(local_attrs), score=score_lines,
         tiebreak=tiebreak_lines, heuristic=heuristic_lines,
-        limits=dataclasses.asdict(program.limits))
+        limits=dataclasses.asdict(program.limits),
+        counted_loops=any(isinstance(ins, JumpIfNot) and ins.loop is not None
+                          for ins in low.code))
     # Definitions nothing refers to are left out; then the runtime helpers this module calls,
     # and only those, are copied from rulelang.runtime.
     text = drop_unused(text)

@@ -102,14 +102,34 @@ class StmtPrinter:
             lines[0] = lines[0] + f"  # rules:{s.span.line}"
         return lines
 
+    def check_after(self, e, c: Ctx, name: str) -> None:
+        """The int limit check of a plain int just stored in `name` (a local or an attribute)
+        from e, written after the store: a fault restores the whole state anyway, and two
+        comparisons cost less than a call of `bounded`."""
+        c.sink.emit(f"if not LIMIT_INT_MIN <= {name} <= LIMIT_INT:")
+        c.sink.emit(f"    fault_int_limit(LIMIT_INT, {self.L(e.span)})")
+
+    def _plain_int(self, e) -> bool:
+        return self.may_exceed(e) and self.t(e).kind == "int"
+
     def emit_Let(self, s, c, ret):
         slot = self.p.slots[s]
         name = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
+        if self._plain_int(s.value):
+            c.sink.emit(f"{name} = {self.conv(s.value, c, self.p.slot_types[slot])}")
+            self.check_after(s.value, c, name)
+            return
         value = self.kept(s.value, self.conv(s.value, c, self.p.slot_types[slot]))
         c.sink.emit(f"{name} = {value}")
 
     def emit_Assign(self, s, c, ret):
         want = self.t(s.target)
+        if not s.target.indices and self._plain_int(s.value):
+            v = self.conv(s.value, c, want)
+            tgt = self.target(s.target, c)
+            c.sink.emit(f"{tgt} = {v}")
+            self.check_after(s.value, c, tgt)
+            return
         v = self.kept(s.value, self.conv(s.value, c, want))
         tsk = c.sink.scratch()
         tgt = self.target(s.target, c.at(tsk))
@@ -129,7 +149,8 @@ class StmtPrinter:
             c.sink.emit(f"{tgt} = bounded(not_none({tgt}, {self.L(s.target.span)}) {s.op} {v}, "
                         f"LIMIT_INT, {w})")
         else:
-            c.sink.emit(f"{tgt} = bounded({tgt} {s.op} {v}, LIMIT_INT, {w})")
+            c.sink.emit(f"{tgt} {s.op}= {v}")
+            self.check_after(s, c, tgt)
 
     def emit_Add(self, s, c, ret):
         if self.optional(s.value):
