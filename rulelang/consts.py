@@ -167,6 +167,8 @@ class Growth:
             return abs(e.value)
         if isinstance(e, ast.Name):
             ref = p.refs[e]
+            if ref[0] == "num_players":
+                return p.max_players
             if ref[0] in ("param", "const"):
                 v = self.k.param_values.get(ref[1]) if ref[0] == "param" \
                     else self.k.const_values.get(ref[1])
@@ -205,6 +207,14 @@ class Growth:
                 return None
             return a * b if e.op == "*" else a + b
         return None
+
+    def small_range(self, e: ast.Range) -> bool:
+        """Whether a range's bounds are known from constants to be so small that it can never
+        be over the size limit (nor its step bad): no run-time check needed."""
+        lo, hi = self.static_max(e.lo), self.static_max(e.hi)
+        step_ok = e.step is None or (isinstance(e.step, ast.IntLit) and e.step.value > 0)
+        return step_ok and lo is not None and hi is not None \
+            and lo + hi < self.p.limits.max_collection
 
     def def_grows(self, name: str) -> bool:
         if name not in self._defs:

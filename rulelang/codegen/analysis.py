@@ -58,7 +58,9 @@ class Analysis:
             return self._ok(e.operand)
         if isinstance(e, ast.Range):
             # constant bounds, within the size limit (any other range is checked at run time)
-            return self.const_bounds(e) is not None
+            if self.const_bounds(e) is not None:
+                return True
+            return self.k.growth.small_range(e) and self._ok(e.lo) and self._ok(e.hi)
         if isinstance(e, ast.Index):
             return (T.strip(self.t(e.obj)).kind == "array" and self._ok(e.obj)
                     and self._ok(e.index))

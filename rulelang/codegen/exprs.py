@@ -361,6 +361,14 @@ class ExprPrinter:
                 return True, f"range({lo}, {hi + 1}, {step})"
             return True, f"range({hi + 1})" if lo == 0 else f"range({lo}, {hi + 1})"
 
+        if self.k.growth.small_range(e):  # bounds known to be small: a Python range
+            codes = self.seq(c, [self._part_nn(e.lo), self._part_nn(e.hi)])
+            step = f", {e.step.value}" if e.step is not None else ""
+            lo, hi = codes
+            if not step and type(const_of(lo)) is int and const_of(lo) == 0:
+                return True, f"range({hi} + 1)"
+            return True, f"range({lo}, {hi} + 1{step})"
+
         def part(x):
             return (lambda cc: self.kept(x, self.nn(x, cc))), self._ok(x) and not self.may_exceed(x)
         parts = [part(e.lo), part(e.hi)]
