@@ -132,8 +132,32 @@ class Growth:
         self.k = constants
         self._defs: dict[str, bool] = {}
         self._max: dict[int, int | None] = {}
+        # Values of lets and assignments in a def, outside its loops, that only add or
+        # subtract (no `*`, no def call): left unchecked, since each adds at most a bit or a
+        # few and the def's result is checked where it is kept (def_grows counts them).
+        self.exempt: set[int] = set()
+        self._exempt_in: dict[str, bool] = {}
+        for name, d in program.defs.items():
+            if isinstance(d.body, ast.Block):
+                before = len(self.exempt)
+                self._straight(d.body.stmts)
+                self._exempt_in[name] = len(self.exempt) > before
+
+    def _straight(self, stmts) -> None:
+        for s in stmts:
+            if isinstance(s, ast.Let | ast.Assign) and self(s.value) and not any(
+                    isinstance(n, ast.Call) and self.p.refs[n][0] == "def"
+                    or isinstance(n, ast.BinOp) and n.op == "*" for n in _nodes(s.value)):
+                self.exempt.add(id(s.value))
+            elif isinstance(s, ast.If):
+                for _c, b in s.branches:
+                    self._straight(b.stmts)
+                if s.orelse is not None:
+                    self._straight(s.orelse.stmts)
 
     def __call__(self, e) -> bool:
+        if id(e) in self.exempt:
+            return False
         if isinstance(e, ast.BinOp):
             return e.op in ("+", "-", "*") and T.strip(self.p.types[e]).kind in ("int", "any")
         if isinstance(e, ast.CondExpr):
@@ -220,9 +244,22 @@ class Growth:
         if name not in self._defs:
             self._defs[name] = False  # a cycle adds no growth of its own
             body = self.p.defs[name].body
-            self._defs[name] = (any(self(r.value) for r in _returns_in(body.stmts))
+            self._defs[name] = (self._exempt_in[name]
+                                or any(self(r.value) for r in _returns_in(body.stmts))
                                 if isinstance(body, ast.Block) else self(body))
         return self._defs[name]
+
+
+def _nodes(e):
+    """An expression's nodes (not into def bodies)."""
+    yield e
+    for f in getattr(e, "__dataclass_fields__", ()):
+        if f == "span":
+            continue
+        v = getattr(e, f)
+        for x in (v if isinstance(v, tuple | list) else (v,)):
+            if hasattr(x, "__dataclass_fields__") and not isinstance(x, Span):
+                yield from _nodes(x)
 
 
 def _returns_in(stmts) -> list:

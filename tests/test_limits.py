@@ -154,6 +154,25 @@ def test_a_growing_int_is_stopped_where_it_is_kept(backend, flow, where):
                                                          int_message())
 
 
+def test_straight_line_sums_in_a_def_are_checked_where_the_result_is_kept(backend):
+    """A def's lets outside loops that only add are not checked (they cannot run away); the
+    def's result is, where it is kept. Lets in its loops are checked at once."""
+    extra = """def double(n: int) -> int {
+  let y = n + n
+  return y
+}
+def spin(n: int) -> int {
+  let y = n
+  while true { y = y + y }
+  return y
+}
+"""
+    assert fault("  while true { x = double(x) }", backend, dict(SMALL, max_loop_steps=1000),
+                 extra) == ("runaway.rules:19:20", int_message())
+    assert fault("  x = spin(x)", backend, dict(SMALL, max_loop_steps=1000), extra) == (
+        "runaway.rules:16:20", int_message())
+
+
 def test_a_huge_int_only_used_as_an_index_is_shown_by_its_size(backend):
     """A product that is only used (here as an index) is not checked: it cannot escape into the
     state, and the fault message does not try to print 6,000 digits (Python would refuse)."""
