@@ -170,7 +170,7 @@ def spin(n: int) -> int {
     assert fault("  while true { x = double(x) }", backend, dict(SMALL, max_loop_steps=1000),
                  extra) == ("runaway.rules:19:20", int_message())
     assert fault("  x = spin(x)", backend, dict(SMALL, max_loop_steps=1000), extra) == (
-        "runaway.rules:16:20", int_message())
+        "runaway.rules:15:20", int_message())
 
 
 def test_a_huge_int_only_used_as_an_index_is_shown_by_its_size(backend):
