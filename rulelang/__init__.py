@@ -6,23 +6,41 @@ from pathlib import Path
 
 from rulelang._version import __version__
 from rulelang.errors import IllegalAction, RulesError, RulesRuntimeError
-from rulelang.runtime import CHANCE, TERMINAL
+from rulelang.runtime import CHANCE, TERMINAL, Limits
 
-__all__ = ["CHANCE", "TERMINAL", "IllegalAction", "RulesError", "RulesRuntimeError", "load",
-           "load_text", "check_file", "__version__"]
+__all__ = ["CHANCE", "TERMINAL", "IllegalAction", "Limits", "RulesError", "RulesRuntimeError",
+           "load", "load_text", "check_file", "__version__"]
+
+
+def _limits(limits: Limits | dict | None) -> Limits:
+    if limits is None:
+        return Limits()
+    if isinstance(limits, Limits):
+        return limits
+    if isinstance(limits, dict):
+        unknown = sorted(set(limits) - set(Limits.__dataclass_fields__))
+        if unknown:
+            raise ValueError(f"unknown limit {unknown[0]!r} (known: "
+                             f"{', '.join(Limits.__dataclass_fields__)})")
+        return Limits(**limits)
+    raise TypeError(f"limits must be a rulelang.Limits or a dict, not {type(limits).__name__}")
 
 
 def check_text(text: str, filename: str = "<rules>", variant: str | None = None,
-               params: dict | None = None):
+               params: dict | None = None, limits: Limits | dict | None = None):
     """Parse and check rules text; returns the checked Program or raises RulesError."""
     from rulelang.check import check
     from rulelang.grammar import parse
 
-    return check(parse(text, filename), text, filename, variant, params)
+    lim = _limits(limits)
+    program = check(parse(text, filename), text, filename, variant, params)
+    program.limits = lim
+    return program
 
 
-def check_file(path: str | Path, variant: str | None = None, params: dict | None = None):
-    return check_text(_read(path), str(path), variant, params)
+def check_file(path: str | Path, variant: str | None = None, params: dict | None = None,
+               limits: Limits | dict | None = None):
+    return check_text(_read(path), str(path), variant, params, limits)
 
 
 def _read(path: str | Path) -> str:
@@ -37,9 +55,10 @@ def _read(path: str | Path) -> str:
 
 
 def load_text(text: str, filename: str = "<rules>", variant: str | None = None,
-              params: dict | None = None, backend: str = "interpreter"):
+              params: dict | None = None, backend: str = "interpreter",
+              limits: Limits | dict | None = None):
     """Load rules from text; see load()."""
-    program = check_text(text, filename, variant, params)
+    program = check_text(text, filename, variant, params, limits)
     if backend == "interpreter":
         from rulelang.interpreter import Game
 
@@ -52,6 +71,9 @@ def load_text(text: str, filename: str = "<rules>", variant: str | None = None,
 
 
 def load(path: str | Path, variant: str | None = None, params: dict | None = None,
-         backend: str = "interpreter"):
-    """Load a .rules file as a Game (engine protocol, DESIGN.md section 4)."""
-    return load_text(_read(path), str(path), variant, params, backend)
+         backend: str = "interpreter", limits: Limits | dict | None = None):
+    """Load a .rules file as a Game (engine protocol, DESIGN.md section 4).
+
+    `limits` (a rulelang.Limits, or a dict of its fields) bounds runaway rules: loop steps
+    without a decision, collection sizes and int sizes (docs/language.md, "Limits")."""
+    return load_text(_read(path), str(path), variant, params, backend, limits)

@@ -12,6 +12,7 @@ memory. See docs/protocol.md, "The engine cache".
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -113,6 +114,7 @@ def entry_meta(program: Any) -> dict[str, Any]:
         "file": program.filename,
         "variant": program.variant,
         "params": canonical(dict(program.param_values)),
+        "limits": canonical(dataclasses.asdict(program.limits)),
     }
 
 

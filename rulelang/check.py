@@ -55,6 +55,11 @@ class _Scope:
         return out
 
 
+# Loops nested in one body, and parameters of one option (each a loop of its legal-action
+# listing): generated engines are Python, which refuses more than 20 nested loop blocks.
+MAX_LOOP_NESTING = 16
+
+
 @dataclass
 class _Ctx:
     pure: bool = False  # inside a def: no state writes, no decisions
@@ -671,6 +676,9 @@ class Checker:
                 self.check_block(body, scope, ctx)
             if s.orelse is not None:
                 self.check_block(s.orelse, scope, ctx)
+        elif isinstance(s, ast.For | ast.While) and ctx.loops == MAX_LOOP_NESTING:
+            self.error("E033", f"loops nested more than {MAX_LOOP_NESTING} deep (the limit of "
+                       "compiled engines); move the inner loops into a def", s.span)
         elif isinstance(s, ast.For):
             et = self.elem_type(s.iter, scope, ctx)
             inner = _Scope(scope)
@@ -745,6 +753,9 @@ class Checker:
                 ends.add(o.name)
             inner = _Scope(scope)
             sig = []
+            if len(o.params) > MAX_LOOP_NESTING:
+                self.error("E033", f"an option takes at most {MAX_LOOP_NESTING} parameters",
+                           o.params[MAX_LOOP_NESTING].span)
             for prm in o.params:
                 pt = self.resolve_type(prm.type)
                 sig.append(pt)

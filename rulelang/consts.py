@@ -4,6 +4,16 @@ expressions (which the interpreter extends with state, defs and statements).
 
 Tables are evaluated at load on both back ends: a row that faults is a RulesRuntimeError when
 the rules file is loaded, with the row's location.
+
+Also here, for both back ends: where the int limit (Limits.max_int_digits) is checked. Every
+int a program starts from (a literal, parameter, constant, table value or enum field) is checked
+at load, and every value that may have grown (`Growth`) where it is kept: bound by `let`,
+assigned, added to with `+=`/`-=`, pushed, put in a list literal or comprehension, passed to a
+def or a phase, used as a range bound, and scores. So no variable ever holds an int over the
+limit, and an expression's ints stay within a power of it fixed by the expression's size:
+nothing that grows with run time escapes a check. Products are checked where they are kept,
+not where they are made, so `when` tests (the hot path of legal-action listing) are never
+checked: a value that is only compared cannot escape.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ class Constants:
 
     def __init__(self, program: Program) -> None:
         self.program = program
+        self.growth = Growth(program, self)
         self.neighbors: dict[str, tuple] = {}
         for info in program.enums.values():
             if info.grid is not None:
@@ -44,6 +55,26 @@ class Constants:
         self.table_rows = {name: self._table_rows(name) for name in program.tables}
         self.params = {n: format_value(program, self.param_values[n], program.param_types[n])
                        for n in program.params}
+        self._check_sizes()
+
+    def _check_sizes(self) -> None:
+        """Every int the program starts from is within the int limit (checked at load)."""
+        p = self.program
+        top = p.limits.int_max
+        for node in p.types:
+            if isinstance(node, ast.IntLit) and not -top <= node.value <= top:
+                runtime.fault_int_limit(top, loc(node.span))
+        for name in p.params:
+            _check_value(self.param_values[name], top, p.params[name].span)
+        for name, d in p.consts.items():
+            _check_value(self.const_values[name], top, d.span)
+        for name, rows in self.table_rows.items():
+            for row, (_keys, value) in zip(p.tables[name].rows, rows):
+                _check_value(value, top, row.value.span)
+        for name, vals in self.enum_fields.items():
+            for args, row in zip(p.enums[name].member_args, vals):
+                for a, v in zip(args, row):
+                    _check_value(v, top, a.span)
 
     def param(self, name: str):
         if name not in self.param_values:
@@ -75,6 +106,177 @@ class Constants:
         return ExprEvaluator(self).eval(e, {})
 
 
+def _check_value(v, top: int, span: Span) -> None:
+    if isinstance(v, bool) or v is None:
+        return
+    if isinstance(v, int):
+        runtime.bounded(v, top, loc(span))
+    elif isinstance(v, tuple | list | frozenset):
+        for x in v:
+            _check_value(x, top, span)
+
+
+# Builtins whose int result may be larger than every int they read.
+GROWING_BUILTINS = frozenset({"round_up", "round_down", "path_cost"})
+
+
+class Growth:
+    """Which expressions may yield an int larger (in absolute value) than every int they read:
+    `+`, `-` and `*` on ints, `sum`, round_up/round_down, path_cost, and calls of defs that may
+    return such a value (a def's lets and assignments are checked where they are kept). Not
+    `//`, `%`, unary minus, abs, min, max, len or count.
+    Both back ends check exactly the values this marks, at the same places."""
+
+    def __init__(self, program: Program, constants: Constants) -> None:
+        self.p = program
+        self.k = constants
+        self._defs: dict[str, bool] = {}
+        self._max: dict[int, int | None] = {}
+        # Values of lets and assignments in a def, outside its loops, that only add or
+        # subtract (no `*`, no def call): left unchecked, since each adds at most a bit or a
+        # few and the def's result is checked where it is kept (def_grows counts them).
+        self.exempt: set[int] = set()
+        self._exempt_in: dict[str, bool] = {}
+        for name, d in program.defs.items():
+            if isinstance(d.body, ast.Block):
+                before = len(self.exempt)
+                self._straight(d.body.stmts)
+                self._exempt_in[name] = len(self.exempt) > before
+
+    def _straight(self, stmts) -> None:
+        for s in stmts:
+            if isinstance(s, ast.Let | ast.Assign) and self(s.value) and not any(
+                    isinstance(n, ast.Call) and self.p.refs[n][0] == "def"
+                    or isinstance(n, ast.BinOp) and n.op == "*" for n in _nodes(s.value)):
+                self.exempt.add(id(s.value))
+            elif isinstance(s, ast.If):
+                for _c, b in s.branches:
+                    self._straight(b.stmts)
+                if s.orelse is not None:
+                    self._straight(s.orelse.stmts)
+
+    def __call__(self, e) -> bool:
+        if id(e) in self.exempt:
+            return False
+        if isinstance(e, ast.BinOp):
+            return e.op in ("+", "-", "*") and T.strip(self.p.types[e]).kind in ("int", "any")
+        if isinstance(e, ast.CondExpr):
+            return self(e.then) or self(e.orelse)
+        if isinstance(e, ast.Agg):
+            return e.func == "sum"
+        if isinstance(e, ast.Call):
+            ref = self.p.refs[e]
+            if ref[0] == "def":
+                return self.def_grows(ref[1])
+            return ref[0] == "builtin" and e.name in GROWING_BUILTINS
+        return False
+
+    def within_limit(self, e) -> bool:
+        """Whether e's value is known, from constants alone, never to exceed the int limit: a
+        check of it could never fail, so a generated engine may leave it out."""
+        top = self.static_max(e)
+        return top is not None and top <= self.p.limits.int_max
+
+    def static_max(self, e) -> int | None:
+        """An upper bound on the absolute value of an int expression known from its constants
+        (literals, parameters, constants, enum fields, table values), or None."""
+        key = id(e)
+        if key not in self._max:
+            self._max[key] = self._static_max(e)
+        return self._max[key]
+
+    def _static_max(self, e) -> int | None:
+        p = self.p
+        if isinstance(e, ast.IntLit):
+            return abs(e.value)
+        if isinstance(e, ast.Name):
+            ref = p.refs[e]
+            if ref[0] == "num_players":
+                return p.max_players
+            if ref[0] in ("param", "const"):
+                v = self.k.param_values.get(ref[1]) if ref[0] == "param" \
+                    else self.k.const_values.get(ref[1])
+                return abs(v) if isinstance(v, int) else None
+            return None
+        if isinstance(e, ast.Attr):
+            ref = p.refs[e]
+            if ref[0] == "field":
+                vals = [row[ref[2]] for row in self.k.enum_fields.get(ref[1], [])]
+                if vals and all(isinstance(v, int) for v in vals):
+                    return max(abs(v) for v in vals)
+            return None
+        if isinstance(e, ast.Neg):
+            return self.static_max(e.operand)
+        if isinstance(e, ast.CondExpr):
+            a, b = self.static_max(e.then), self.static_max(e.orelse)
+            return None if a is None or b is None else max(a, b)
+        if isinstance(e, ast.Agg) and e.func == "count":
+            return p.limits.max_collection
+        if isinstance(e, ast.Call):
+            ref = p.refs[e]
+            if ref == ("builtin", "len"):
+                return p.limits.max_collection
+            if ref[0] == "table":
+                vals = [v for _k, v in self.k.table_rows.get(ref[1], [])]
+                if vals and all(isinstance(v, int) for v in vals):
+                    return max(abs(v) for v in vals)
+            return None
+        if isinstance(e, ast.BinOp) and e.op in ("+", "-", "*", "//", "%"):
+            a, b = self.static_max(e.left), self.static_max(e.right)
+            if e.op == "//":
+                return a
+            if e.op == "%":
+                return b
+            if a is None or b is None:
+                return None
+            return a * b if e.op == "*" else a + b
+        return None
+
+    def small_range(self, e: ast.Range) -> bool:
+        """Whether a range's bounds are known from constants to be so small that it can never
+        be over the size limit (nor its step bad): no run-time check needed."""
+        lo, hi = self.static_max(e.lo), self.static_max(e.hi)
+        step_ok = e.step is None or (isinstance(e.step, ast.IntLit) and e.step.value > 0)
+        return step_ok and lo is not None and hi is not None \
+            and lo + hi < self.p.limits.max_collection
+
+    def def_grows(self, name: str) -> bool:
+        if name not in self._defs:
+            self._defs[name] = False  # a cycle adds no growth of its own
+            body = self.p.defs[name].body
+            self._defs[name] = (self._exempt_in[name]
+                                or any(self(r.value) for r in _returns_in(body.stmts))
+                                if isinstance(body, ast.Block) else self(body))
+        return self._defs[name]
+
+
+def _nodes(e):
+    """An expression's nodes (not into def bodies)."""
+    yield e
+    for f in getattr(e, "__dataclass_fields__", ()):
+        if f == "span":
+            continue
+        v = getattr(e, f)
+        for x in (v if isinstance(v, tuple | list) else (v,)):
+            if hasattr(x, "__dataclass_fields__") and not isinstance(x, Span):
+                yield from _nodes(x)
+
+
+def _returns_in(stmts) -> list:
+    out = []
+    for s in stmts:
+        if isinstance(s, ast.Return):
+            out.append(s)
+        elif isinstance(s, ast.If):
+            for _c, b in s.branches:
+                out += _returns_in(b.stmts)
+            if s.orelse is not None:
+                out += _returns_in(s.orelse.stmts)
+        elif isinstance(s, ast.For | ast.While):
+            out += _returns_in(s.body.stmts)
+    return out
+
+
 class ExprEvaluator:
     """eval_<Node> for every expression node: the reference meaning of expressions.
 
@@ -84,6 +286,8 @@ class ExprEvaluator:
     def __init__(self, constants: Constants) -> None:
         self.k = constants
         self.p = constants.program
+        self.limits = self.p.limits
+        self.int_max = self.limits.int_max
 
     # -- hooks the interpreter fills in
     def var(self, name: str):
@@ -107,6 +311,13 @@ class ExprEvaluator:
         v = self.eval(e, env)
         if v is None and want.kind not in ("opt", "none", "any"):
             runtime.fault_none(loc(e.span))
+        return v
+
+    def kept(self, e, v):
+        """v, the value of e where it is kept (bound, stored, passed on): checked against the
+        int limit if e may have grown."""
+        if v is not None and self.k.growth(e):
+            runtime.bounded(v, self.int_max, loc(e.span))
         return v
 
     def truth(self, e, env) -> bool:
@@ -169,6 +380,8 @@ class ExprEvaluator:
             return op.run(self.eval(e.left, env), self.eval(e.right, env), None)
         a = self.nn(e.left, env)
         b = self.nn(e.right, env)
+        if e.op == "+" and isinstance(a, tuple):
+            return runtime.concat(a, b, self.limits.max_collection, loc(e.span))
         return op.run(a, b, loc(e.span))
 
     def eval_Not(self, e, env):
@@ -178,9 +391,10 @@ class ExprEvaluator:
         return -self.nn(e.operand, env)
 
     def eval_Range(self, e, env):
-        lo, hi = self.nn(e.lo, env), self.nn(e.hi, env)
-        step = self.nn(e.step, env) if e.step is not None else 1
-        return tuple(runtime.int_range(lo, hi, step, loc(e.span)))
+        lo = self.kept(e.lo, self.nn(e.lo, env))
+        hi = self.kept(e.hi, self.nn(e.hi, env))
+        step = self.kept(e.step, self.nn(e.step, env)) if e.step is not None else 1
+        return tuple(runtime.int_range(lo, hi, step, loc(e.span), self.limits.max_collection))
 
     def eval_Index(self, e, env):
         obj = self.nn(e.obj, env)
@@ -202,7 +416,7 @@ class ExprEvaluator:
         ref = self.p.refs[e]
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
-            args = [self.conv(a, env, self.p.slot_types[self.p.slots[f]])
+            args = [self.kept(a, self.conv(a, env, self.p.slot_types[self.p.slots[f]]))
                     for a, f in zip(e.args, d.params)]
             return self.call_def(d, args)
         args = [self.nn(a, env) for a in e.args]
@@ -257,7 +471,7 @@ class ExprEvaluator:
         return tuple(sorted(items, key=key))
 
     def eval_ListLit(self, e, env):
-        return tuple(self.eval(x, env) for x in e.items)
+        return tuple(self.kept(x, self.eval(x, env)) for x in e.items)
 
     def eval_SetLit(self, e, env):
         items = [self.eval(x, env) for x in e.items]
@@ -271,7 +485,8 @@ class ExprEvaluator:
         for x in self.iterate(e.iter, env):
             inner = {**env, slot: x}
             if e.cond is None or self.truth(e.cond, inner):
-                out.append(self.eval(e.elem, inner))
+                out.append(self.kept(e.elem, self.eval(e.elem, inner)) if e.kind == "list"
+                           else self.eval(e.elem, inner))
         if e.kind == "set":
             if None in out:
                 runtime.fault_set_none(loc(e.elem.span))

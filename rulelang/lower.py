@@ -32,6 +32,9 @@ class Jump:
 class JumpIfNot:
     cond: object
     target: int = -1
+    # The flow `while` this tests, if one of its rounds can pass no pause: its body starts are
+    # counted against Limits.max_loop_steps (a loop that pauses every round cannot run away).
+    loop: ast.While | None = None
 
 
 @dataclass
@@ -113,6 +116,29 @@ class _Lowerer:
         self.loops = 0
         self.loop_elem: dict[int, object] = {}
 
+    def reaches_without_pause(self, start: int, goal: int) -> bool:
+        """Whether the code from `start` can get to `goal` without passing a decision, a chance
+        node or the end (jump targets of loops still being lowered point forward of `goal`, or
+        nowhere yet, so they leave the region)."""
+        seen, todo = set(), [start]
+        while todo:
+            pc = todo.pop()
+            if pc == goal:
+                return True
+            if pc in seen or not 0 <= pc < len(self.code):
+                continue
+            seen.add(pc)
+            ins = self.code[pc]
+            if isinstance(ins, ChooseAt | ChanceAt | FinishAt):
+                continue
+            if isinstance(ins, Jump):
+                todo.append(ins.target)
+            elif isinstance(ins, JumpIfNot | IterNext):
+                todo += [pc + 1, ins.target]
+            else:
+                todo.append(pc + 1)
+        return False
+
     def emit(self, ins: Instr) -> Instr:
         self.code.append(ins)
         return ins
@@ -149,7 +175,10 @@ class _Lowerer:
             test = self.emit(JumpIfNot(s.cond))
             exits.append([])
             self.block(s.body, scope, exits, loops, phase)
+            back = len(self.code)
             self.emit(Jump(top))
+            if self.reaches_without_pause(top + 1, back):
+                test.loop = s
             test.target = len(self.code)
             for j in exits.pop():
                 j.target = len(self.code)

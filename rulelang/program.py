@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from rulelang import ast
 from rulelang import types as T
 from rulelang.errors import Span
+from rulelang.runtime import Limits
 
 # Statements that pause the flow or leave it (the lowering turns them into instructions).
 PAUSES = (ast.Choose, ast.Chance, ast.Run, ast.Finish)
@@ -63,6 +64,7 @@ class Program:
     end_actions: frozenset[str] = frozenset()
 
     field_types: dict[object, T.Type] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)  # run-time guards (load(..., limits=...))
     def_ret: dict[str, T.Type] = field(default_factory=dict)
     view: ast.ViewDecl | None = None  # the `view` section, checked by rulelang/view.py
 

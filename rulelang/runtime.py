@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
+from dataclasses import dataclass
 
 CHANCE = -1
 TERMINAL = -2
@@ -34,6 +35,37 @@ class RulesRuntimeError(Exception):
 
     def __reduce__(self):
         return (type(self), (self.message, self.location))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Guards against runaway rules, part of every loaded program (docs/language.md, "Limits").
+
+    max_loop_steps: times a `while` body may start without a decision: in one execution of a
+    `while` statement, and in all `while` loops of the flow together between two pauses.
+    max_collection: elements of a range or of a list made by `+` or `push`.
+    max_int_digits: digits of an int (its absolute value stays below 10 ** max_int_digits)."""
+
+    max_loop_steps: int = 100_000
+    max_collection: int = 1_000_000
+    max_int_digits: int = 100
+
+    def __post_init__(self):
+        for name in ("max_loop_steps", "max_collection", "max_int_digits"):
+            v = getattr(self, name)
+            if type(v) is not int or v < 1:
+                raise ValueError(f"limit {name} must be a positive int, not {v!r}")
+        if self.max_int_digits > 1000:
+            raise ValueError("limit max_int_digits must be at most 1000 (Python refuses to "
+                             "print ints of more than 4300 digits)")
+        if self.max_collection >= 10 ** self.max_int_digits:
+            # a length or a count is an int, and must be one the int limit allows
+            raise ValueError("limit max_collection must be below 10 ** max_int_digits")
+
+    @property
+    def int_max(self):
+        """The largest int allowed."""
+        return 10 ** self.max_int_digits - 1
 
 
 # ---- faults: every run-time message of the language -------------------------------------------
@@ -69,17 +101,40 @@ def fault_weight(where):
     raise RulesRuntimeError("negative chance weight", where)
 
 
+def shown_int(v):
+    """An int for a message: in full, or by its size when Python could not print it (an int
+    only compared or used as an index is not checked against the int limit)."""
+    if type(v) is int and not -10 ** 60 < v < 10 ** 60:
+        return f"<int of {abs(v).bit_length()} bits>"
+    return str(v)
+
+
 def fault_no_row(name, keys, where):
-    raise RulesRuntimeError(f"table '{name}' has no row for ({', '.join(map(str, keys))})",
+    raise RulesRuntimeError(f"table '{name}' has no row for ({', '.join(map(shown_int, keys))})",
                             where)
 
 
 def fault_index(i, size, where):
-    raise RulesRuntimeError(f"index {i} out of range (size {size})", where)
+    raise RulesRuntimeError(f"index {shown_int(i)} out of range (size {size})", where)
 
 
 def fault_not_found(where):
     raise RulesRuntimeError("index_of: the value is not in the list", where)
+
+
+def fault_loop_limit(limit, where):
+    raise RulesRuntimeError(f"loop went round more than {limit} times without a decision "
+                            f"(limit max_loop_steps)", where)
+
+
+def fault_size_limit(size, limit, where):
+    raise RulesRuntimeError(f"collection of {size} elements is over the limit of {limit} "
+                            f"(max_collection)", where)
+
+
+def fault_int_limit(top, where):
+    raise RulesRuntimeError(f"integer over the limit of {len(str(top))} digits "
+                            f"(max_int_digits)", where)
 
 
 # ---- integers -----------------------------------------------------------------------------------
@@ -116,11 +171,34 @@ def round_down(a, m, where):
     return floor_div(a, m, where) * m
 
 
-def int_range(lo, hi, step, where):
-    """lo..hi by step, both ends included, as a list."""
+def bounded(v, top, where):
+    """v (an int or none), checked against the int limit: -top <= v <= top."""
+    if v is None or -top <= v <= top:
+        return v
+    return fault_int_limit(top, where)
+
+
+def int_range(lo, hi, step, where, max_size):
+    """lo..hi by step, both ends included, as a Python range of at most max_size elements."""
     if step <= 0:
         raise RulesRuntimeError("range step must be positive", where)
-    return list(range(lo, hi + 1, step))
+    if hi >= lo and (hi - lo) // step >= max_size:
+        fault_size_limit((hi - lo) // step + 1, max_size, where)
+    return range(lo, hi + 1, step)
+
+
+def push(lst, v, max_size, where):
+    """Append v to a Python list, in place, keeping it within max_size elements."""
+    if len(lst) >= max_size:
+        fault_size_limit(len(lst) + 1, max_size, where)
+    lst.append(v)
+
+
+def concat(a, b, max_size, where):
+    """The list a + b, of at most max_size elements."""
+    if len(a) + len(b) > max_size:
+        fault_size_limit(len(a) + len(b), max_size, where)
+    return a + b
 
 
 def extreme(values, fn, name, where):
@@ -352,6 +430,16 @@ def weighted_index(r, weights):
 
 
 # ---- history and JSON ---------------------------------------------------------------------------
+def check_viewer(p, n):
+    """p, checked as a viewer of a game of n players (observation, history_for): a player's
+    index; CHANCE, TERMINAL and anything else would see what no player may."""
+    if type(p) is not int or not 0 <= p < n:
+        shown = ("CHANCE" if p == CHANCE else "TERMINAL" if p == TERMINAL else repr(p)) \
+            if type(p) is int else repr(p)
+        raise ValueError(f"the viewer must be a player, 0..{n - 1}, not {shown}")
+    return p
+
+
 def action_name(action):
     return action.split("(", 1)[0]
 

@@ -114,7 +114,17 @@ def test_adding_a_let_renames_nothing():
     edited = source.replace("flow {\n", "flow {\n  let extra = 1\n  bank += extra\n", 1)
     assert edited != source
     after = _top_level(ast.parse(_compile(SWITCHES, text=edited)))
-    assert set(before) <= set(after)
+    # Location constants are named after their .rules line and column (AT_<line>_<col>): those
+    # below the two new lines move down by two, as their values do; every other name stays.
+    flow_line = source[:source.index("flow {\n")].count("\n") + 1
+
+    def moved(name: str) -> str:
+        if not name.startswith("AT_"):
+            return name
+        _at, line, col = name.split("_")
+        return f"AT_{int(line) + 2 if int(line) > flow_line else line}_{col}"
+    assert any(n.startswith("AT_") and int(n.split("_")[1]) > flow_line for n in before)
+    assert {moved(n) for n in before} <= set(after)
     attrs = re.compile(r"\bs\.(l_\w+|it_\w+|ix_\w+)")
     assert set(attrs.findall(_compile(SWITCHES))) < set(attrs.findall(_compile(SWITCHES,
                                                                                  text=edited)))

@@ -65,3 +65,30 @@ def test_reveal_only_names_secret_actions():
     d = err.value.diagnostics[0]
     assert (d.code, d.span.line, d.span.col) == ("E010", 15, 3)
     assert "secret action 'done'" in d.message
+
+
+@pytest.mark.parametrize("viewer, shown", [
+    (rulelang.CHANCE, "CHANCE"), (rulelang.TERMINAL, "TERMINAL"), (3, "3"), (-7, "-7"),
+    (True, "True"), ("0", "'0'"), (None, "None")])
+def test_only_a_player_may_view(sealed, viewer, shown):
+    """Issue 7 item 9: CHANCE or TERMINAL as a viewer saw `seen by none` outcomes and player 0's
+    secret choices (a driver calling s.observation(s.current_player) at a chance node)."""
+    s = sealed.new_game(3)
+    s.apply("card(1)")
+    s.apply("bid(2)")
+    assert s.current_player == rulelang.CHANCE
+    message = f"the viewer must be a player, 0..2, not {shown}"
+    with pytest.raises(ValueError) as exc:
+        s.observation(viewer)
+    assert str(exc.value) == message
+    with pytest.raises(ValueError) as exc:
+        s.history_for(viewer)
+    assert str(exc.value) == message
+    with pytest.raises(ValueError):
+        s.observation(s.current_player)
+    assert s.history_for(1) == ["?", "?"]
+    for a in ["card(2)", "bid(3)", "card(3)", "bid(1)", "done()"]:
+        s.apply(a)
+    assert s.is_terminal()
+    with pytest.raises(ValueError, match="not TERMINAL"):
+        s.observation(s.current_player)

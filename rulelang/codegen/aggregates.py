@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from rulelang import ast
 from rulelang import types as T
-from rulelang.codegen.support import Ctx
+from rulelang.codegen.support import (
+    AGG_LOOP_DEPTH,
+    Ctx,
+)
 
 
 class AggregatePrinter:
@@ -58,9 +61,16 @@ class AggregatePrinter:
         code = self._pattern(e, c)
         if code is not None:
             return code
-        if c.sink is None:
-            return self._agg_expr(e, c)
+        if c.sink is None or c.sink.fn.loops >= AGG_LOOP_DEPTH:
+            return self._agg_expr(e, c.pure())
         sk = c.sink
+        sk.fn.loops += 1
+        try:
+            return self._agg_loop(e, c, sk, f, w)
+        finally:
+            sk.fn.loops -= 1
+
+    def _agg_loop(self, e, c, sk, f, w):
         t = sk.tmp()
         init = {"count": "0", "sum": "0", "any": "False", "all": "True"}.get(f, "None")
         sk.emit(f"{t} = {init}")
@@ -128,7 +138,8 @@ class AggregatePrinter:
         for x in e.items:
             is_safe = self.safe(x) and not (
                 elem.kind not in ("opt", "none", "any") and self.optional(x))
-            parts.append(((lambda cc, x=x: self.conv(x, cc, elem)), is_safe))
+            parts.append(((lambda cc, x=x: self.kept(x, self.conv(x, cc, elem))),
+                          is_safe and not self.may_exceed(x)))
         return "[" + ", ".join(self.seq(c, parts)) + "]"
 
     def emit_SetLit(self, e, c):
@@ -146,22 +157,31 @@ class AggregatePrinter:
         code = self._pattern(e, c)
         if code is not None:
             return code
-        if c.sink is None:
-            if e.kind == "list":
-                elem_t = T.strip(self.t(e)).elem
-                gen, _ = self._gen(e, c, lambda inner: self.conv(e.elem, inner, elem_t))
-                return f"[{gen}]"
-            gen, _ = self._gen(e, c, lambda inner: self.ex(e.elem, inner))
-            if not self.elem_optional(e):
-                return f"mask_of_known({gen})"
-            return f"mask_of([{gen}], {self.L(e.elem.span)})"
+        if c.sink is not None and c.sink.fn.loops < AGG_LOOP_DEPTH:
+            c.sink.fn.loops += 1
+            try:
+                return self._comp_loop(e, c)
+            finally:
+                c.sink.fn.loops -= 1
+        c = c.pure()
+        if e.kind == "list":
+            elem_t = T.strip(self.t(e)).elem
+            gen, _ = self._gen(
+                e, c, lambda inner: self.kept(e.elem, self.conv(e.elem, inner, elem_t)))
+            return f"[{gen}]"
+        gen, _ = self._gen(e, c, lambda inner: self.ex(e.elem, inner))
+        if not self.elem_optional(e):
+            return f"mask_of_known({gen})"
+        return f"mask_of([{gen}], {self.L(e.elem.span)})"
+
+    def _comp_loop(self, e, c):
         sk = c.sink
         t = sk.tmp()
         if e.kind == "list":
             elem_t = T.strip(self.t(e)).elem
             sk.emit(f"{t} = []")
             ic = self._loop(e, c)
-            ic.sink.emit(f"{t}.append({self.conv(e.elem, ic, elem_t)})")
+            ic.sink.emit(f"{t}.append({self.kept(e.elem, self.conv(e.elem, ic, elem_t))})")
             return t
         sk.emit(f"{t} = 0")
         if not self.elem_optional(e):

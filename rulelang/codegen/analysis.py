@@ -24,6 +24,11 @@ class Analysis:
             self._safe[key] = self._compute_safe(e)
         return self._safe[key]
 
+    def may_exceed(self, e) -> bool:
+        """Whether e's value, where it is kept, needs a check against the int limit: it may
+        have grown (consts.Growth) and no constant bound keeps it within the limit."""
+        return self.k.growth(e) and not self.k.growth.within_limit(e)
+
     def _ok(self, e) -> bool:
         """Safe and never none (so a none check on it cannot fail either)."""
         return self.safe(e) and not self.optional(e)
@@ -44,14 +49,18 @@ class Analysis:
             if op in ("//", "%"):
                 return (isinstance(e.right, ast.IntLit) and e.right.value != 0
                         and self._ok(e.left))
+            if T.strip(self.t(e)).kind == "list":
+                return False  # a list over the size limit
             return self._ok(e.left) and self._ok(e.right)
         if isinstance(e, ast.Not):
             return self.safe(e.operand)
         if isinstance(e, ast.Neg):
             return self._ok(e.operand)
         if isinstance(e, ast.Range):
-            step_ok = e.step is None or (isinstance(e.step, ast.IntLit) and e.step.value > 0)
-            return step_ok and self._ok(e.lo) and self._ok(e.hi)
+            # constant bounds, within the size limit (any other range is checked at run time)
+            if self.const_bounds(e) is not None:
+                return True
+            return self.k.growth.small_range(e) and self._ok(e.lo) and self._ok(e.hi)
         if isinstance(e, ast.Index):
             return (T.strip(self.t(e.obj)).kind == "array" and self._ok(e.obj)
                     and self._ok(e.index))
@@ -71,6 +80,10 @@ class Analysis:
             return self.safe(e.elem)
         if isinstance(e, ast.Sort):
             return self._iter_ok(e.iter) and all(self._ok(k.key) for k in e.keys)
+        if isinstance(e, ast.ListLit) and any(self.may_exceed(x) for x in e.items):
+            return False  # an element over the int limit
+        if isinstance(e, ast.Comp) and e.kind == "list" and self.may_exceed(e.elem):
+            return False
         if isinstance(e, ast.ListLit):
             elem = T.strip(self.t(e)).elem
             if elem is None or elem.kind in ("opt", "none", "any"):
@@ -101,7 +114,7 @@ class Analysis:
             d = self.p.defs[ref[1]]
             for a, f in zip(e.args, d.params):
                 want = self.p.slot_types[self.p.slots[f]]
-                if not self.safe(a):
+                if not self.safe(a) or self.may_exceed(a):
                     return False
                 if want.kind not in ("opt", "none", "any") and self.optional(a):
                     return False
@@ -130,7 +143,7 @@ class Analysis:
         for s in b.stmts:
             if isinstance(s, ast.Let):
                 want = self.p.slot_types[self.p.slots[s]]
-                if not self.safe(s.value) or (
+                if not self.safe(s.value) or self.may_exceed(s.value) or (
                         want.kind not in ("opt", "none", "any") and self.optional(s.value)):
                     return False
             elif isinstance(s, ast.Return):
@@ -437,4 +450,6 @@ class Analysis:
             step = self.k.eval_const(e.step) if e.step is not None else 1
         except (RulesRuntimeError, KeyError):  # reads state or a local: not constant
             return None
-        return (lo, hi, step) if step > 0 else None
+        if step <= 0 or (hi >= lo and (hi - lo) // step >= self.p.limits.max_collection):
+            return None  # checked (and refused) at run time, as the interpreter does
+        return (lo, hi, step)

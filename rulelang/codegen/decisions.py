@@ -199,6 +199,7 @@ class DecisionPrinter:
             dom = doms[i](Ctx(c.py, sk, _Hoist(hoist_levels, levels, i - 1, shared)))
             lines.extend(sk.lines)
             lines.append("    " * ind + f"for {names[i]} in {dom}:")
+            fn.loops += 1
             ind += 1
             scope = Sink(fn, ind, parent=scope)
             level_sink = Sink(fn, ind)
@@ -252,6 +253,7 @@ class DecisionPrinter:
             ci, var = c.with_local(slot)
             sk.emit("ws = {}")
             sk.emit(f"for {var} in {it}:")
+            fn.loops += 1
             body = sk.deeper()
             w = self.nn(node.weight, ci.at(body)) if node.weight is not None else "1"
             body.emit(f"w = {w}")

@@ -55,6 +55,13 @@ class ExprPrinter:
             code = self.nn(e, c)
         return self.owned(e, code)
 
+    def kept(self, e, code: str) -> str:
+        """Code of e's value where it is kept (bound, stored, passed on): checked against the
+        int limit if e may have grown (consts.Growth; the interpreter checks the same)."""
+        if self.may_exceed(e):
+            return f"bounded({code}, LIMIT_INT, {self.L(e.span)})"
+        return code
+
     def owned(self, e, code: str) -> str:
         kind = T.strip(self.t(e)).kind
         if kind in ("list", "array") and not isinstance(e, _FRESH):
@@ -331,6 +338,8 @@ class ExprPrinter:
         if entry.fast is not None and isinstance(e.right, ast.IntLit) and e.right.value != 0:
             return f"({a} {entry.fast} {b})"
         where = self.L(e.span) if entry.faults else None
+        if op == "+" and T.strip(self.t(e)).kind == "list":
+            return f"concat({a}, {b}, LIMIT_COLLECTION, {self.L(e.span)})"
         return entry.emit(a, b, where, T.strip(self.t(e.left)).kind == "set")
 
     def emit_Not(self, e, c):
@@ -340,24 +349,35 @@ class ExprPrinter:
         return f"(-{self.nn(e.operand, c)})"
 
     def emit_Range(self, e, c):
-        plain, code = self.range_code(e, c)
-        return f"list({code})" if plain else code
+        return f"list({self.range_code(e, c)[1]})"
 
     def range_code(self, e, c) -> tuple[bool, str]:
-        """(True, a Python range) when the step cannot fault, else (False, an int_range call
-        that checks the step and returns a list)."""
-        parts = [self._part_nn(e.lo), self._part_nn(e.hi)]
-        literal_step = isinstance(e.step, ast.IntLit) and e.step.value > 0
-        if e.step is not None and not literal_step:
-            parts.append(self._part_nn(e.step))
+        """(True, a Python range) when the bounds are constants within the size limit, else
+        (False, an int_range call that checks the step and the size and returns a range)."""
+        bounds = self.const_bounds(e)
+        if bounds is not None:
+            lo, hi, step = bounds
+            if step != 1:
+                return True, f"range({lo}, {hi + 1}, {step})"
+            return True, f"range({hi + 1})" if lo == 0 else f"range({lo}, {hi + 1})"
+
+        if self.k.growth.small_range(e):  # bounds known to be small: a Python range
+            codes = self.seq(c, [self._part_nn(e.lo), self._part_nn(e.hi)])
+            step = f", {e.step.value}" if e.step is not None else ""
+            lo, hi = codes
+            if not step and type(const_of(lo)) is int and const_of(lo) == 0:
+                return True, f"range({hi} + 1)"
+            return True, f"range({lo}, {hi} + 1{step})"
+
+        def part(x):
+            return (lambda cc: self.kept(x, self.nn(x, cc))), self._ok(x) and not self.may_exceed(x)
+        parts = [part(e.lo), part(e.hi)]
+        if e.step is not None:
+            parts.append(part(e.step))
         codes = self.seq(c, parts)
-        lo, hi = codes[0], codes[1]
-        if e.step is None:
-            starts_at_0 = type(const_of(lo)) is int and const_of(lo) == 0
-            return True, f"range({hi} + 1)" if starts_at_0 else f"range({lo}, {hi} + 1)"
-        if literal_step:
-            return True, f"range({lo}, {hi} + 1, {e.step.value})"
-        return False, f"int_range({lo}, {hi}, {codes[2]}, {self.L(e.span)})"
+        step = codes[2] if e.step is not None else "1"
+        return False, (f"int_range({codes[0]}, {codes[1]}, {step}, {self.L(e.span)}, "
+                       "LIMIT_COLLECTION)")
 
     def emit_Index(self, e, c):
         obj, ix = self.seq(c, [self._part_nn(e.obj), self._part_nn(e.index)])
@@ -388,9 +408,10 @@ class ExprPrinter:
             parts = []
             for a, f in zip(e.args, d.params):
                 want = self.p.slot_types[self.p.slots[f]]
-                is_safe = self.safe(a) and not (
+                is_safe = self.safe(a) and not self.may_exceed(a) and not (
                     want.kind not in ("opt", "none", "any") and self.optional(a))
-                parts.append(((lambda cc, a=a, want=want: self.conv(a, cc, want)), is_safe))
+                parts.append(((lambda cc, a=a, want=want: self.kept(a, self.conv(a, cc, want))),
+                              is_safe))
             args = self.seq(c, parts)
             return f"def_{ident(d.name)}({', '.join(['s', *args])})"
         args = self.seq(c, [self._part_nn(a) for a in e.args])
@@ -439,10 +460,10 @@ class ExprPrinter:
         parts = []
         for a, f in zip(e.args, d.params):
             want = self.p.slot_types[self.p.slots[f]]
-            if want.kind in ("opt", "none", "any"):
-                parts.append(self._part_ex(a))
-            else:
-                parts.append(self._part_nn(a))
+            part = self._part_ex(a) if want.kind in ("opt", "none", "any") else self._part_nn(a)
+            if self.may_exceed(a):
+                part = ((lambda cc, fn=part[0], a=a: self.kept(a, fn(cc))), False)
+            parts.append(part)
         codes = self.seq(c, parts)
         py = {}
         for f, code in zip(d.params, codes):

@@ -108,8 +108,12 @@ class FlowPrinter:
             elif isinstance(ins, Bind):
                 want = self.p.slot_types[ins.slot]
                 ci, pre = one(ins.expr)
-                value = self.conv(ins.expr, ci, want)
-                ci.sink.emit(f"s.{slot_attr(ins.slot)} = {value}")
+                if self.may_exceed(ins.expr) and self.t(ins.expr).kind == "int":
+                    ci.sink.emit(f"s.{slot_attr(ins.slot)} = {self.conv(ins.expr, ci, want)}")
+                    self.check_after(ins.expr, ci, f"s.{slot_attr(ins.slot)}")
+                else:
+                    value = self.kept(ins.expr, self.conv(ins.expr, ci, want))
+                    ci.sink.emit(f"s.{slot_attr(ins.slot)} = {value}")
                 done(pre)
             elif isinstance(ins, SetPhase):
                 if pc not in self.plan.redundant_phase_sets:
@@ -136,13 +140,22 @@ class FlowPrinter:
             elif isinstance(ins, JumpIfNot):
                 ci, pre = one(ins.cond)
                 code = self.ex(ins.cond, ci)
+                # a flow `while`: its bodies may start max_loop_steps times between two pauses
+                count = [] if ins.loop is None else [
+                    "s._loops += 1", "if s._loops > LIMIT_LOOP_STEPS:",
+                    f"    fault_loop_limit(LIMIT_LOOP_STEPS, {self.L(ins.loop.span)})"]
                 if len(sk.lines) == first and (is_true(code) or is_false(code)):
                     # a constant test (`while true`, a folded parameter): one way only
+                    if is_true(code):
+                        for line in count:
+                            sk.emit(line)
                     sk.lines.extend(self._goto(pc + 1 if is_true(code) else ins.target,
                                                ind, fn))
                     return sk.lines
                 ci.sink.emit(f"if {code}:")
                 done(pre)
+                for line in count:
+                    sk.emit("    " + line)
                 sk.lines.extend(self._goto(pc + 1, ind + 1, fn))
                 sk.lines.extend(self._goto(ins.target, ind, fn))
                 return sk.lines

@@ -4,6 +4,7 @@ it calls, the line layout and the map from generated lines to .rules lines."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from importlib import resources
@@ -16,7 +17,7 @@ from rulelang.codegen.helpers import helpers_for, link
 from rulelang.codegen.layout import wrap_items, wrap_module
 from rulelang.codegen.support import Code, Ctx, ident, slot_attr
 from rulelang.consts import Constants
-from rulelang.lower import ChanceAt, ChooseAt, binding_nodes, lower
+from rulelang.lower import ChanceAt, ChooseAt, JumpIfNot, binding_nodes, lower
 from rulelang.program import Program
 
 _MARK = re.compile(r"# rules:(\d+)\b")
@@ -177,7 +178,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         while target.kind == "array" and not T.compatible(target, vt):
             sizes.append(em.size_of(target.index))
             target = target.elem
-        value = em.conv(v.init, Ctx(), target)
+        value = em.kept(v.init, em.conv(v.init, Ctx(), target))
         if sizes:
             value = f"filled({value}, ({', '.join(sizes)},))"
         init.append(f"s.v_{ident(v.name)} = {value}  # rules:{v.span.line}")
@@ -217,7 +218,8 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         if sd is None:
             return ["return 0"]
         c = Ctx({program.slots[sd]: Code("p", simple=True)})
-        return [f"return {em.conv(sd.expr, c, T.INT)}  # rules:{sd.span.line}"]
+        return [f"return bounded({em.conv(sd.expr, c, T.INT)}, LIMIT_INT, "
+                f"{em.L(sd.expr.span)})  # rules:{sd.span.line}"]
 
     # Emit everything before rendering: emission registers the location constants.
     score_lines, tiebreak_lines = scorer(program.score), scorer(program.tiebreak)
@@ -244,7 +246,10 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         apply_table=[applies.get(pc, "None") for pc in range(len(low.code))],
         clone=clone, clone_fns=clone_fns, clone_table=clone_table,
         local_attrs=tuple(local_attrs), score=score_lines,
-        tiebreak=tiebreak_lines, heuristic=heuristic_lines)
+        tiebreak=tiebreak_lines, heuristic=heuristic_lines,
+        limits=dataclasses.asdict(program.limits),
+        counted_loops=any(isinstance(ins, JumpIfNot) and ins.loop is not None
+                          for ins in low.code))
     # Definitions nothing refers to are left out; then the runtime helpers this module calls,
     # and only those, are copied from rulelang.runtime.
     text, read, defined = link(text)

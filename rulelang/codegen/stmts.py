@@ -100,14 +100,35 @@ class StmtPrinter:
             lines[0] = lines[0] + f"  # rules:{s.span.line}"
         return lines
 
+    def check_after(self, e, c: Ctx, name: str) -> None:
+        """The int limit check of a plain int just stored in `name` (a local or an attribute)
+        from e, written after the store: a fault restores the whole state anyway, and two
+        comparisons cost less than a call of `bounded`."""
+        c.sink.emit(f"if not LIMIT_INT_MIN <= {name} <= LIMIT_INT:")
+        c.sink.emit(f"    fault_int_limit(LIMIT_INT, {self.L(e.span)})")
+
+    def _plain_int(self, e) -> bool:
+        return self.may_exceed(e) and self.t(e).kind == "int"
+
     def emit_Let(self, s, c, ret):
         slot = self.p.slots[s]
         name = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
-        c.sink.emit(f"{name} = {self.conv(s.value, c, self.p.slot_types[slot])}")
+        if self._plain_int(s.value):
+            c.sink.emit(f"{name} = {self.conv(s.value, c, self.p.slot_types[slot])}")
+            self.check_after(s.value, c, name)
+            return
+        value = self.kept(s.value, self.conv(s.value, c, self.p.slot_types[slot]))
+        c.sink.emit(f"{name} = {value}")
 
     def emit_Assign(self, s, c, ret):
         want = self.t(s.target)
-        v = self.conv(s.value, c, want)
+        if not s.target.indices and self._plain_int(s.value):
+            v = self.conv(s.value, c, want)
+            tgt = self.target(s.target, c)
+            c.sink.emit(f"{tgt} = {v}")
+            self.check_after(s.value, c, tgt)
+            return
+        v = self.kept(s.value, self.conv(s.value, c, want))
         tsk = c.sink.scratch()
         tgt = self.target(s.target, c.at(tsk))
         if tsk.lines and not is_simple(v):
@@ -121,10 +142,13 @@ class StmtPrinter:
         optional = self.t(s.target).kind in ("opt", "any")
         v, tgt = self._value_then_target(s, c, lambda cc: self.nn(s.value, cc),
                                          self._ok(s.value), optional)
+        w = self.L(s.span)
         if optional:
-            c.sink.emit(f"{tgt} = not_none({tgt}, {self.L(s.target.span)}) {s.op} {v}")
+            c.sink.emit(f"{tgt} = bounded(not_none({tgt}, {self.L(s.target.span)}) {s.op} {v}, "
+                        f"LIMIT_INT, {w})")
         else:
             c.sink.emit(f"{tgt} {s.op}= {v}")
+            self.check_after(s, c, tgt)
 
     def emit_Add(self, s, c, ret):
         if self.optional(s.value):
@@ -157,10 +181,11 @@ class StmtPrinter:
 
     def emit_Push(self, s, c, ret):
         elem = T.strip(self.t(s.target)).elem
-        is_safe = self.safe(s.value) and not (
+        is_safe = self.safe(s.value) and not self.may_exceed(s.value) and not (
             elem.kind not in ("opt", "none", "any") and self.optional(s.value))
-        v, tgt = self._value_then_target(s, c, lambda cc: self.conv(s.value, cc, elem), is_safe)
-        c.sink.emit(f"{tgt}.append({v})")
+        v, tgt = self._value_then_target(
+            s, c, lambda cc: self.kept(s.value, self.conv(s.value, cc, elem)), is_safe, True)
+        c.sink.emit(f"push({tgt}, {v}, LIMIT_COLLECTION, {self.L(s.span)})")
 
     def emit_If(self, s, c, ret):
         def emit_body(sink, stmts):
@@ -174,12 +199,17 @@ class StmtPrinter:
         var = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
         c.sink.emit(f"for {var} in {self.iter_code(s.iter, c, snapshot=True)}:")
         body = c.sink.deeper()
+        body.fn.loops += 1
         c.sink.lines.extend(self.stmts(s.body.stmts, c.at(body), body.ind, ret))
+        body.fn.loops -= 1
 
     def emit_While(self, s, c, ret):
         pre = c.sink.scratch(1)
         code = self.ex(s.cond, c.at(pre))
         body = c.sink.deeper()
+        # the body may start max_loop_steps times in one execution of the loop
+        n = c.sink.tmp()
+        c.sink.emit(f"{n} = 0")
         if not pre.lines:
             c.sink.emit(f"while {code}:")
         else:
@@ -190,7 +220,12 @@ class StmtPrinter:
             c.sink.lines.extend(pre.lines)
             body.emit(f"if {code}:")
             body.emit("    break")
+        body.emit(f"{n} += 1")
+        body.emit(f"if {n} > LIMIT_LOOP_STEPS:")
+        body.emit(f"    fault_loop_limit(LIMIT_LOOP_STEPS, {self.L(s.span)})")
+        body.fn.loops += 1
         c.sink.lines.extend(self.stmts(s.body.stmts, c.at(body), body.ind, ret))
+        body.fn.loops -= 1
 
     def emit_Break(self, s, c, ret):
         c.sink.emit("break")

@@ -72,11 +72,17 @@ def loc(span: Span) -> str:
     return f"{span.file}:{span.line}:{span.col}"
 
 
+AGG_LOOP_DEPTH = 12
+
+
 class _Fn:
     """One generated function: hands out its temporary names."""
 
     def __init__(self) -> None:
         self.n = 0
+        # Python loop blocks around the code being printed (Python allows 20): aggregates
+        # nested deeper than AGG_LOOP_DEPTH are printed as expressions, which nest none
+        self.loops = 0
 
     def tmp(self) -> Code:
         self.n += 1

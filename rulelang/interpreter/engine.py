@@ -7,6 +7,7 @@ sets as frozensets (iterated in domain order); lists and arrays as tuples.
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 from rulelang import ast, runtime
@@ -60,6 +61,7 @@ class Game:
         # the evaluator both back ends share (a faulting table row fails here).
         self.constants = Constants(program)
         self.params = self.constants.params
+        self.limits = dataclasses.asdict(program.limits)
 
     # -- formatting values by type
     def format_value(self, v, t: T.Type):
@@ -120,7 +122,7 @@ class Game:
             target = t  # the type the initial value fills: an array's element when broadcast
             while target.kind == "array" and not T.compatible(target, vt):
                 target = target.elem
-            val = ev.conv(v.init, {}, target)
+            val = ev.kept(v.init, ev.conv(v.init, {}, target))
             st.vars[v.name] = self._broadcast(val, t, vt, num_players)
         st._advance()
         return st
@@ -260,7 +262,8 @@ class State:
 
     def _score(self, sd: ast.ScoreDecl, p: int) -> int:
         ev = _Evaluator(self.game, self)
-        return ev.conv(sd.expr, {self.game.program.slots[sd]: p}, T.INT)
+        return runtime.bounded(ev.conv(sd.expr, {self.game.program.slots[sd]: p}, T.INT),
+                               ev.int_max, loc(sd.expr.span))
 
     def heuristic(self) -> list[int] | None:
         """The rules file's `heuristic p => ...` for every player (bots read it), or None."""
@@ -327,10 +330,12 @@ class State:
 
     def history_for(self, p: int) -> list[str]:
         """The history as player p may see it: others' secrets and private draws are "?"."""
+        runtime.check_viewer(p, self.num_players)
         return [h if w is None or w == p or w == -2 - p else "?"
                 for h, w in zip(self.history, self._seen)]
 
     def observation(self, p: int) -> dict:
+        runtime.check_viewer(p, self.num_players)
         obj = self._json_obj(viewer=p)
         obj["player"] = p
         obj["history"] = self.history_for(p)
@@ -343,6 +348,8 @@ class State:
         code = self.game.lowered.code
         ev = _Evaluator(self.game, self)
         frame = self.frame
+        max_steps = self.game.program.limits.max_loop_steps
+        steps = 0  # starts of `while` bodies since the last pause
         while True:
             ins = code[self.pc]
             if isinstance(ins, Exec):
@@ -352,12 +359,20 @@ class State:
                     raise
                 self.pc += 1
             elif isinstance(ins, Bind):
-                frame[ins.slot] = ev.conv(ins.expr, frame, self.game.program.slot_types[ins.slot])
+                frame[ins.slot] = ev.kept(ins.expr, ev.conv(
+                    ins.expr, frame, self.game.program.slot_types[ins.slot]))
                 self.pc += 1
             elif isinstance(ins, Jump):
                 self.pc = ins.target
             elif isinstance(ins, JumpIfNot):
-                self.pc = self.pc + 1 if ev.eval(ins.cond, frame) else ins.target
+                if ev.eval(ins.cond, frame):
+                    if ins.loop is not None:
+                        steps += 1
+                        if steps > max_steps:
+                            runtime.fault_loop_limit(max_steps, loc(ins.loop.span))
+                    self.pc += 1
+                else:
+                    self.pc = ins.target
             elif isinstance(ins, IterInit):
                 frame[f"$it{ins.loop}"] = ev.iterate(ins.expr, frame)
                 frame[f"$ix{ins.loop}"] = 0
@@ -481,7 +496,7 @@ class _Evaluator(ExprEvaluator):
 
     def exec_Let(self, s, env):
         slot = self.p.slots[s]
-        env[slot] = self.conv(s.value, env, self.p.slot_types[slot])
+        env[slot] = self.kept(s.value, self.conv(s.value, env, self.p.slot_types[slot]))
 
     def _read_target(self, lv: ast.LValue, env):
         ref = self.p.refs[lv]
@@ -507,7 +522,7 @@ class _Evaluator(ExprEvaluator):
         return tuple(items)
 
     def exec_Assign(self, s, env):
-        v = self.conv(s.value, env, self.p.types[s.target])
+        v = self.kept(s.value, self.conv(s.value, env, self.p.types[s.target]))
         self._write_target(s.target, env, lambda _old: v)
 
     def exec_AugAssign(self, s, env):
@@ -516,7 +531,8 @@ class _Evaluator(ExprEvaluator):
         def fn(old):
             if old is None:
                 runtime.fault_none(loc(s.target.span))
-            return old + v if s.op == "+" else old - v
+            return runtime.bounded(old + v if s.op == "+" else old - v, self.int_max,
+                                   loc(s.span))
         self._write_target(s.target, env, fn)
 
     def exec_Add(self, s, env):
@@ -541,8 +557,14 @@ class _Evaluator(ExprEvaluator):
         self._write_target(s.target, env, fn)
 
     def exec_Push(self, s, env):
-        v = self.conv(s.value, env, T.strip(self.p.types[s.target]).elem)
-        self._write_target(s.target, env, lambda old: old + (v,))
+        v = self.kept(s.value, self.conv(s.value, env, T.strip(self.p.types[s.target]).elem))
+        limit = self.limits.max_collection
+
+        def fn(old):
+            if len(old) >= limit:
+                runtime.fault_size_limit(len(old) + 1, limit, loc(s.span))
+            return old + (v,)
+        self._write_target(s.target, env, fn)
 
     def exec_If(self, s, env):
         for cond, body in s.branches:
@@ -562,7 +584,12 @@ class _Evaluator(ExprEvaluator):
                 break
 
     def exec_While(self, s, env):
+        limit = self.limits.max_loop_steps
+        steps = 0
         while self.truth(s.cond, env):
+            steps += 1
+            if steps > limit:
+                runtime.fault_loop_limit(limit, loc(s.span))
             try:
                 self.exec_block(s.body, env)
             except _Break:

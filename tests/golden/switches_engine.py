@@ -11,6 +11,7 @@ Parameters:
     in_option = False
     in_phase = False
     rounds = 2
+Limits: max_loop_steps=100000, max_collection=1000000, max_int_digits=100
 Generated code: do not edit; change the .rules file and compile again.
 This module needs only the Python standard library.
 """
@@ -40,6 +41,23 @@ class RulesRuntimeError(Exception):
 
 def fault_no_choice(where):
     raise RulesRuntimeError("no legal action at this decision", where)
+
+
+def fault_loop_limit(limit, where):
+    raise RulesRuntimeError(f"loop went round more than {limit} times without a decision "
+                            f"(limit max_loop_steps)", where)
+
+
+def fault_int_limit(top, where):
+    raise RulesRuntimeError(f"integer over the limit of {len(str(top))} digits "
+                            f"(max_int_digits)", where)
+
+
+def bounded(v, top, where):
+    """v (an int or none), checked against the int limit: -top <= v <= top."""
+    if v is None or -top <= v <= top:
+        return v
+    return fault_int_limit(top, where)
 
 
 def deep_copy(v):
@@ -87,6 +105,16 @@ class BitsCache(dict):
 
 BITS_CACHE = BitsCache()
 bits = BITS_CACHE.__getitem__
+
+
+def check_viewer(p, n):
+    """p, checked as a viewer of a game of n players (observation, history_for): a player's
+    index; CHANCE, TERMINAL and anything else would see what no player may."""
+    if type(p) is not int or not 0 <= p < n:
+        shown = ("CHANCE" if p == CHANCE else "TERMINAL" if p == TERMINAL else repr(p)) \
+            if type(p) is int else repr(p)
+        raise ValueError(f"the viewer must be a player, 0..{n - 1}, not {shown}")
+    return p
 
 
 def canonical_json(obj):
@@ -162,10 +190,19 @@ VARIANTS = ('all_on', 'all_off')
 PARAMS = {'in_flow': False, 'in_phase': False, 'in_option': False, 'in_def': False,
         'in_loop': False, 'rounds': 2}
 END_ACTIONS = frozenset(())
+# Guards against runaway rules (rulelang.Limits): a fault, not a hang or a crash.
+LIMITS = {'max_loop_steps': 100000, 'max_collection': 1000000, 'max_int_digits': 100}
+LIMIT_LOOP_STEPS = 100000
+LIMIT_INT = 10 ** 100 - 1
+LIMIT_INT_MIN = -LIMIT_INT
 
 
 # Locations in the .rules file, for run-time faults.
 AT_49_3 = 'tests/fixtures/switches.rules:49:3'
+AT_52_7 = 'tests/fixtures/switches.rules:52:7'
+AT_69_5 = 'tests/fixtures/switches.rules:69:5'
+AT_70_11 = 'tests/fixtures/switches.rules:70:11'
+AT_77_12 = 'tests/fixtures/switches.rules:77:12'
 
 # ---- rules: functions ------------------------------------------------------------------------
 
@@ -179,7 +216,7 @@ def def_bonus(s, v_bonus__p):  # rules:35
 
 
 def step_start(s):  # rules:62
-    s.it_r = range(1, 2 + 1)
+    s.it_r = range(1, 3)
     s.ix_r = 0
     if s.ix_r < len(s.it_r):
         s.l_r = s.it_r[s.ix_r]
@@ -199,8 +236,14 @@ def step_start(s):  # rules:62
             s._acts = acts
             return -1
         s.l_k = 0  # rules:68
-        while (s.l_k < 2):  # rules:69
+        _t1 = 0  # rules:69
+        while (s.l_k < 2):
+            _t1 += 1
+            if _t1 > LIMIT_LOOP_STEPS:
+                fault_loop_limit(LIMIT_LOOP_STEPS, AT_69_5)
             s.l_k = (s.l_k + 1)  # rules:70
+            if not LIMIT_INT_MIN <= s.l_k <= LIMIT_INT:
+                fault_int_limit(LIMIT_INT, AT_70_11)
         return 2
     s.pc = 22
     s.current_player = TERMINAL
@@ -213,6 +256,8 @@ def step_go_then_go(s):  # rules:51
     _t2 = def_bonus(s, _l_turn__p)
     _t1 = 0
     s.v_pos[_l_turn__p] += (_t2 + _t1)
+    if not LIMIT_INT_MIN <= s.v_pos[_l_turn__p] <= LIMIT_INT:
+        fault_int_limit(LIMIT_INT, AT_52_7)
     s.phase = None
     if s.ix_p < len(s.it_p):
         s.l_p = s.it_p[s.ix_p]
@@ -227,8 +272,14 @@ def step_go_then_go(s):  # rules:51
         s._acts = acts
         return -1
     s.l_k = 0  # rules:68
-    while (s.l_k < 2):  # rules:69
+    _t3 = 0  # rules:69
+    while (s.l_k < 2):
+        _t3 += 1
+        if _t3 > LIMIT_LOOP_STEPS:
+            fault_loop_limit(LIMIT_LOOP_STEPS, AT_69_5)
         s.l_k = (s.l_k + 1)  # rules:70
+        if not LIMIT_INT_MIN <= s.l_k <= LIMIT_INT:
+            fault_int_limit(LIMIT_INT, AT_70_11)
     return 2
 
 
@@ -247,8 +298,14 @@ def step_go_then_wait(s):  # rules:55
         s._acts = acts
         return -1
     s.l_k = 0  # rules:68
-    while (s.l_k < 2):  # rules:69
+    _t1 = 0  # rules:69
+    while (s.l_k < 2):
+        _t1 += 1
+        if _t1 > LIMIT_LOOP_STEPS:
+            fault_loop_limit(LIMIT_LOOP_STEPS, AT_69_5)
         s.l_k = (s.l_k + 1)  # rules:70
+        if not LIMIT_INT_MIN <= s.l_k <= LIMIT_INT:
+            fault_int_limit(LIMIT_INT, AT_70_11)
     return 2
 
 
@@ -271,8 +328,14 @@ def step_loop_r(s):  # rules:74
             s._acts = acts
             return -1
         s.l_k = 0  # rules:68
-        while (s.l_k < 2):  # rules:69
+        _t1 = 0  # rules:69
+        while (s.l_k < 2):
+            _t1 += 1
+            if _t1 > LIMIT_LOOP_STEPS:
+                fault_loop_limit(LIMIT_LOOP_STEPS, AT_69_5)
             s.l_k = (s.l_k + 1)  # rules:70
+            if not LIMIT_INT_MIN <= s.l_k <= LIMIT_INT:
+                fault_int_limit(LIMIT_INT, AT_70_11)
         return 2
     s.pc = 22
     s.current_player = TERMINAL
@@ -374,7 +437,7 @@ class State:
     """One game position: the engine protocol of rulelang (see docs/protocol.md)."""
 
     __slots__ = ("n", "pc", "phase", "current_player", "history", "_seen", "_acts", "_endk",
-                 "_players", "_seats", "_origin", "_origin_len",
+                 "_players", "_seats", "_origin", "_origin_len", "_loops",
                  'v_pos',
                  'v_bank',
                  'l_r',
@@ -537,10 +600,12 @@ class State:
         return digest(self.to_json())
 
     def history_for(self, p):
+        check_viewer(p, self.n)
         return [h if w is None or w == p or w == -2 - p else "?"
                 for h, w in zip(self.history, self._seen)]
 
     def observation(self, p):
+        check_viewer(p, self.n)
         obj = self._json_obj(viewer=p)
         obj["player"] = p
         obj["history"] = self.history_for(p)
@@ -571,7 +636,7 @@ _ACTS = {9: legal_go, }
 
 
 def _score(s, p):
-    return (s.v_pos[p] + s.v_bank)  # rules:77
+    return bounded((s.v_pos[p] + s.v_bank), LIMIT_INT, AT_77_12)  # rules:77
 
 
 def _tiebreak(s, p):
@@ -588,6 +653,7 @@ class Game:
     variants = list(VARIANTS)
     variant = VARIANT
     params = dict(PARAMS)
+    limits = dict(LIMITS)
     source_digest = SOURCE_DIGEST
     end_actions = END_ACTIONS
 
@@ -623,20 +689,23 @@ GAME = Game()
 def new_game(num_players):
     return GAME.new_game(num_players)
 
-_LINEMAP = {173: 35, 174: 36, 175: 39, 176: 39, 177: 39, 178: 39, 179: 39, 180: 39, 181: 62,
-        182: 62, 183: 62, 184: 62, 185: 62, 186: 62, 187: 62, 188: 62, 189: 62, 190: 62, 191: 62,
-        192: 62, 193: 62, 194: 62, 195: 62, 196: 62, 197: 62, 198: 62, 199: 62, 200: 62, 201: 68,
-        202: 69, 203: 70, 204: 70, 205: 70, 206: 70, 207: 70, 208: 70, 209: 70, 210: 70, 211: 51,
-        212: 52, 213: 52, 214: 52, 215: 52, 216: 52, 217: 52, 218: 52, 219: 52, 220: 52, 221: 52,
-        222: 52, 223: 52, 224: 52, 225: 52, 226: 52, 227: 52, 228: 52, 229: 68, 230: 69, 231: 70,
-        232: 70, 233: 70, 234: 70, 235: 55, 236: 55, 237: 55, 238: 55, 239: 55, 240: 55, 241: 55,
-        242: 55, 243: 55, 244: 55, 245: 55, 246: 55, 247: 55, 248: 55, 249: 68, 250: 69, 251: 70,
-        252: 70, 253: 70, 254: 70, 255: 74, 256: 74, 257: 74, 258: 74, 259: 74, 260: 74, 261: 74,
-        262: 74, 263: 74, 264: 74, 265: 74, 266: 74, 267: 74, 268: 74, 269: 74, 270: 74, 271: 74,
-        272: 74, 273: 68, 274: 69, 275: 70, 276: 70, 277: 70, 278: 70, 279: 70, 280: 70, 281: 70,
-        282: 70, 283: 70, 284: 70, 285: 70, 286: 70, 287: 70, 288: 49, 289: 49, 290: 49, 291: 49,
-        292: 49, 293: 49, 294: 49, 295: 49, 296: 49, 297: 49, 298: 49, 299: 49, 300: 49, 301: 49,
-        302: 49, 303: 49, 304: 49, 305: 49, 306: 50, 307: 50, 308: 50, 309: 54, 310: 54, 311: 54,
-        312: 54, 313: 54, 314: 54, 315: 54, 316: 54, 317: 54, 318: 54, 319: 54, 320: 54, 321: 54,
-        322: 54, 323: 54, 324: 54, 325: 54, 326: 54, 327: 54, 328: 54, 329: 54, 330: 54, 331: 54,
-        332: 54, 333: 54, 369: 31, 370: 32, 371: 32, 372: 32, 574: 77, 575: 77, 576: 77}
+_LINEMAP = {210: 35, 211: 36, 212: 39, 213: 39, 214: 39, 215: 39, 216: 39, 217: 39, 218: 62,
+        219: 62, 220: 62, 221: 62, 222: 62, 223: 62, 224: 62, 225: 62, 226: 62, 227: 62, 228: 62,
+        229: 62, 230: 62, 231: 62, 232: 62, 233: 62, 234: 62, 235: 62, 236: 62, 237: 62, 238: 68,
+        239: 69, 240: 69, 241: 69, 242: 69, 243: 69, 244: 70, 245: 70, 246: 70, 247: 70, 248: 70,
+        249: 70, 250: 70, 251: 70, 252: 70, 253: 70, 254: 51, 255: 52, 256: 52, 257: 52, 258: 52,
+        259: 52, 260: 52, 261: 52, 262: 52, 263: 52, 264: 52, 265: 52, 266: 52, 267: 52, 268: 52,
+        269: 52, 270: 52, 271: 52, 272: 52, 273: 52, 274: 68, 275: 69, 276: 69, 277: 69, 278: 69,
+        279: 69, 280: 70, 281: 70, 282: 70, 283: 70, 284: 70, 285: 70, 286: 55, 287: 55, 288: 55,
+        289: 55, 290: 55, 291: 55, 292: 55, 293: 55, 294: 55, 295: 55, 296: 55, 297: 55, 298: 55,
+        299: 55, 300: 68, 301: 69, 302: 69, 303: 69, 304: 69, 305: 69, 306: 70, 307: 70, 308: 70,
+        309: 70, 310: 70, 311: 70, 312: 74, 313: 74, 314: 74, 315: 74, 316: 74, 317: 74, 318: 74,
+        319: 74, 320: 74, 321: 74, 322: 74, 323: 74, 324: 74, 325: 74, 326: 74, 327: 74, 328: 74,
+        329: 74, 330: 68, 331: 69, 332: 69, 333: 69, 334: 69, 335: 69, 336: 70, 337: 70, 338: 70,
+        339: 70, 340: 70, 341: 70, 342: 70, 343: 70, 344: 70, 345: 70, 346: 70, 347: 70, 348: 70,
+        349: 70, 350: 70, 351: 49, 352: 49, 353: 49, 354: 49, 355: 49, 356: 49, 357: 49, 358: 49,
+        359: 49, 360: 49, 361: 49, 362: 49, 363: 49, 364: 49, 365: 49, 366: 49, 367: 49, 368: 49,
+        369: 50, 370: 50, 371: 50, 372: 54, 373: 54, 374: 54, 375: 54, 376: 54, 377: 54, 378: 54,
+        379: 54, 380: 54, 381: 54, 382: 54, 383: 54, 384: 54, 385: 54, 386: 54, 387: 54, 388: 54,
+        389: 54, 390: 54, 391: 54, 392: 54, 393: 54, 394: 54, 395: 54, 396: 54, 432: 31, 433: 32,
+        434: 32, 435: 32, 639: 77, 640: 77, 641: 77}
