@@ -102,8 +102,11 @@ def fault_weight(where):
 
 
 def shown_int(v):
-    """An int for a message: in full, or by its size when Python could not print it (an int
-    only compared or used as an index is not checked against the int limit)."""
+    """An int or bool for a message, as the rules write it: `true`/`false`, an int in full, or
+    by its size when Python could not print it (an int only compared or used as an index is
+    not checked against the int limit)."""
+    if type(v) is bool:
+        return "true" if v else "false"
     if type(v) is int and not -10 ** 60 < v < 10 ** 60:
         return f"<int of {abs(v).bit_length()} bits>"
     return str(v)

@@ -319,6 +319,7 @@ def test_bool_table_keys(backend):
     with pytest.raises(rulelang.RulesRuntimeError) as info:
         s.apply("miss()")
     assert info.value.location == "bool_keys.rules:16:17"
+    assert info.value.message == "table 'v' has no row for (false)"
 
 
 def test_bool_table_keys_still_refuse_other_names():
