@@ -479,14 +479,17 @@ class ExprEvaluator:
             runtime.fault_set_none(loc(e.span))
         return frozenset(items)
 
+    def eval_ArrayLit(self, e, env):
+        return tuple(self.kept(x, self.eval(x, env)) for x in self.p.array_values[e])
+
     def eval_Comp(self, e, env):
         slot = self.p.slots[e]
         out = []
         for x in self.iterate(e.iter, env):
             inner = {**env, slot: x}
             if e.cond is None or self.truth(e.cond, inner):
-                out.append(self.kept(e.elem, self.eval(e.elem, inner)) if e.kind == "list"
-                           else self.eval(e.elem, inner))
+                out.append(self.eval(e.elem, inner) if e.kind == "set"
+                           else self.kept(e.elem, self.eval(e.elem, inner)))
         if e.kind == "set":
             if None in out:
                 runtime.fault_set_none(loc(e.elem.span))
@@ -502,7 +505,7 @@ def format_value(program: Program, v, t: T.Type):
     k = t.kind
     if k == "enum":
         return program.enums[t.name].members[v]
-    if k in ("int", "player", "bool", "any"):
+    if k in ("int", "player", "bool", "any", "graph"):  # a graph value is its name
         return v
     if k == "set":
         return [format_value(program, x, t.elem) for x in sorted(v)]

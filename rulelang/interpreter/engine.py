@@ -78,6 +78,8 @@ class Game:
             return self.program.enums[t.name].members.index(j)
         if k == "bool":
             return bool(j)
+        if k == "graph":
+            return str(j)
         if k in ("int", "player", "any"):
             return int(j)
         if k == "set":
