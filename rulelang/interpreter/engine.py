@@ -14,6 +14,7 @@ from rulelang import ast, runtime
 from rulelang import types as T
 from rulelang.consts import Constants, ExprEvaluator, format_value, loc
 from rulelang.errors import IllegalAction, RulesRuntimeError
+from rulelang.interpreter.reads import Reads
 from rulelang.lower import (
     Bind,
     ChanceAt,
@@ -30,6 +31,11 @@ from rulelang.lower import (
 )
 from rulelang.program import Program
 from rulelang.runtime import CHANCE, TERMINAL
+
+# Tests set this to check every memo hit against a fresh evaluation (a stale table fails).
+VERIFY_MEMO = False
+
+_MISSING = object()
 
 
 class _Break(Exception):
@@ -62,6 +68,19 @@ class Game:
         self.constants = Constants(program)
         self.params = self.constants.params
         self.limits = dataclasses.asdict(program.limits)
+        # Memo tables (see the module docstring): a def's table is keyed by the def, a `when`
+        # test's by its expression node; `readers[v]` lists the tables a write to v drops.
+        self.reads = Reads(program)
+        self.readers: dict[str, list] = {}
+        for name, d in program.defs.items():
+            for v in self.reads.of_def(name):
+                self.readers.setdefault(v, []).append(d)
+        for ins in self.lowered.code:
+            if isinstance(ins, ChooseAt):
+                for opt in ins.node.options:
+                    if opt.when is not None:
+                        for v in self.reads.of_expr(opt.when):
+                            self.readers.setdefault(v, []).append(opt.when)
 
     # -- formatting values by type
     def format_value(self, v, t: T.Type):
@@ -123,7 +142,7 @@ class Game:
             while target.kind == "array" and not T.compatible(target, vt):
                 target = target.elem
             val = ev.kept(v.init, ev.conv(v.init, {}, target))
-            st.vars[v.name] = self._broadcast(val, t, vt, num_players)
+            st.write(v.name, self._broadcast(val, t, vt, num_players))
         st._advance()
         return st
 
@@ -151,6 +170,8 @@ class State:
         # -1 nobody; -2 - p only p until a `reveal` (a secret choice of p).
         self._seen: list[int | None] = []
         self._actions_cache: list | None = None
+        # def / `when` memo tables: key (a DefDecl or a when expression) -> {args: value}
+        self._memo: dict[object, dict] = {}
 
     # -- protocol
     def clone(self) -> State:
@@ -160,7 +181,17 @@ class State:
         c.pc, c.phase, c.current_player = self.pc, self.phase, self.current_player
         c.history, c._seen = list(self.history), list(self._seen)
         c._actions_cache = self._actions_cache
+        c._memo = {}
         return c
+
+    def write(self, name: str, value) -> None:
+        """Set state variable `name`; every state write goes through here, and drops the memo
+        tables of the defs and `when` tests that read it."""
+        self.vars[name] = value
+        memo = self._memo
+        if memo:
+            for key in self.game.readers.get(name, ()):
+                memo.pop(key, None)
 
     def is_terminal(self) -> bool:
         return self.current_player == TERMINAL
@@ -231,6 +262,7 @@ class State:
             (self.vars, self.frame, self.pc, self.phase, self.current_player, n,
              self._actions_cache, self._seen) = saved
             del self.history[n:]
+            self._memo = {}  # entries made after a write would describe the undone state
             raise
 
     def _apply(self, choice) -> None:
@@ -318,7 +350,7 @@ class State:
         for name, j in values.items():
             if name not in prog.state_types:
                 raise KeyError(f"no state variable {name!r}")
-            self.vars[name] = self.game.parse_value(j, prog.state_types[name])
+            self.write(name, self.game.parse_value(j, prog.state_types[name]))
         self._actions_cache = None
 
     def get_var(self, name: str):
@@ -424,6 +456,11 @@ class _Evaluator(ExprEvaluator):
         return self.s.num_players
 
     def call_def(self, d: ast.DefDecl, args: list):
+        if self.s is None:
+            return self._run_def(d, args)
+        return self._memoised(d, tuple(args), self._run_def, d, args)
+
+    def _run_def(self, d: ast.DefDecl, args: list):
         local = {self.p.slots[f]: a for f, a in zip(d.params, args)}
         if isinstance(d.body, ast.Block):
             try:
@@ -435,40 +472,64 @@ class _Evaluator(ExprEvaluator):
             raise AssertionError("checked defs always return")  # pragma: no cover
         return self.conv(d.body, local, self.p.def_ret[d.name])
 
+    def _memoised(self, table_key, key, fn, *args):
+        """fn(*args), remembered in the state's memo table `table_key` under `key` until a
+        write drops the table (State.write). A value that faults is not remembered, so the
+        fault comes again, at the same place, the next time."""
+        memo = self.s._memo
+        table = memo.get(table_key)
+        if table is None:
+            table = memo[table_key] = {}
+        v = table.get(key, _MISSING)
+        if v is _MISSING:
+            v = table[key] = fn(*args)
+        elif VERIFY_MEMO:
+            fresh = fn(*args)
+            assert fresh == v and type(fresh) is type(v), (table_key, key, v, fresh)
+        return v
+
     # -- decisions and chance
+    def when(self, e, env: dict) -> bool:
+        """An option's `when` test, remembered per values of the outside locals it reads."""
+        key = tuple([env.get(s, _MISSING) for s in self.g.reads.locals_of(e)])
+        return self._memoised(e, key, self.truth, e, env)
+
     def legal(self, ins: ChooseAt, frame: dict) -> list[tuple]:
         out = []
         for oi, opt in enumerate(ins.node.options):
             env = dict(frame)
-            for binding in self._bindings(opt.params, 0, env, {}):
-                if opt.when is None or self.truth(opt.when, {**env, **binding}):
-                    args = ", ".join(self.g.format_arg(binding[self.p.slots[prm]],
-                                                       self.p.slot_types[self.p.slots[prm]])
-                                     for prm in opt.params)
+            slots = [self.p.slots[prm] for prm in opt.params]
+            types = [self.p.slot_types[slot] for slot in slots]
+            for _ in self._bindings(opt.params, 0, env):
+                if opt.when is None or self.when(opt.when, env):
+                    binding = {slot: env[slot] for slot in slots}
+                    args = ", ".join(self.g.format_arg(env[slot], t)
+                                     for slot, t in zip(slots, types))
                     out.append((f"{opt.name}({args})", oi, binding))
         return out
 
-    def _bindings(self, params, i, env, acc):
+    def _bindings(self, params, i, env):
+        """Bind params[i:] in env to each combination of their values in turn (a generator:
+        the caller reads env at each step)."""
         if i == len(params):
-            yield dict(acc)
+            yield
             return
         prm = params[i]
         slot = self.p.slots[prm]
         t = self.p.slot_types[slot]
-        scope = {**env, **acc}
         if t.kind == "int":
-            values = list(self.iterate(prm.domain, scope))
+            values = list(self.iterate(prm.domain, env))
         else:
             dom = self.g.domain(t, self.s.num_players)
             if prm.domain is not None:
-                allowed = set(self.iterate(prm.domain, scope))
+                allowed = set(self.iterate(prm.domain, env))
                 values = [v for v in dom if v in allowed]
             else:
                 values = list(dom)
         for v in values:
-            acc[slot] = v
-            yield from self._bindings(params, i + 1, env, acc)
-        acc.pop(slot, None)
+            env[slot] = v
+            yield from self._bindings(params, i + 1, env)
+        env.pop(slot, None)
 
     def outcomes(self, ins: ChanceAt, frame: dict) -> list[tuple]:
         node = ins.node
@@ -510,7 +571,7 @@ class _Evaluator(ExprEvaluator):
         if ref[0] == "local":
             env[ref[1]] = new
         else:
-            self.s.vars[ref[1]] = new
+            self.s.write(ref[1], new)
 
     def _update(self, container, idx, fn, lv):
         if not idx:
