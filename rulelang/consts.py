@@ -316,6 +316,11 @@ class ExprEvaluator:
     def call_def(self, d: ast.DefDecl, args: list):
         raise RulesRuntimeError(f"def '{d.name}' cannot be called here", loc(d.span))
 
+    def stops_early(self, e: ast.Agg) -> bool:
+        """Whether an `any` / `all` may stop at its first deciding element: only when no element
+        can fault (by default every element is evaluated, so a later fault is reported)."""
+        return False
+
     # -- helpers
     def at(self, e) -> str:
         """loc(e.span), made once per node."""
@@ -461,6 +466,8 @@ class ExprEvaluator:
         slot = self.p.slots[e]
         f = e.func
         items = []
+        # `any` stops at a true element, `all` at a false one, when stops_early allows
+        decides = (f == "any") if f in ("any", "all") and self.stops_early(e) else None
         old = env.get(slot, _ABSENT)
         try:
             for x in self.iterate(e.iter, env):
@@ -468,7 +475,10 @@ class ExprEvaluator:
                 if e.cond is not None and not self.truth(e.cond, env):
                     continue
                 if f in ("count", "any", "all"):
-                    items.append(self.truth(e.elem, env))
+                    t = self.truth(e.elem, env)
+                    if t is decides:
+                        return t
+                    items.append(t)
                 elif f == "first":
                     return self.eval(e.elem, env)
                 else:

@@ -14,6 +14,7 @@ from rulelang import ast, runtime
 from rulelang import types as T
 from rulelang.consts import Constants, ExprEvaluator, format_value, loc
 from rulelang.errors import IllegalAction, RulesRuntimeError
+from rulelang.interpreter.faults import NeverFaults
 from rulelang.interpreter.reads import Reads
 from rulelang.lower import (
     Bind,
@@ -71,6 +72,7 @@ class Game:
         # Memo tables (see the module docstring): a def's table is keyed by the def, a `when`
         # test's by its expression node; `readers[v]` lists the tables a write to v drops.
         self.reads = Reads(program)
+        self.never_faults = NeverFaults(self.constants)
         self._option_slots: dict[ast.Option, tuple[str, ...]] = {}
         self.readers: dict[str, list] = {}
         for name, d in program.defs.items():
@@ -521,6 +523,10 @@ class _Evaluator(ExprEvaluator):
         if self.s is None:
             return super().num_players(e)
         return self.s.num_players
+
+    def stops_early(self, e: ast.Agg) -> bool:
+        nf = self.g.never_faults
+        return nf(e.elem) and (e.cond is None or nf(e.cond))
 
     def call_def(self, d: ast.DefDecl, args: list):
         if self.s is None:
