@@ -184,3 +184,332 @@ def test_turn_two_losses(auto):
     # reading G ends on 1690 (digest 17.2): 170 + 700 + 450 + 500 - 4 x 20 - 50.
     assert cash(s)[G] == 1690
     assert var(s, "turn") == 3
+
+
+# ------------------------------------------------------------------ rule scenarios
+TILES = ["demand_tile(2)", "demand_tile(3)", "demand_tile(4)", "demand_tile(5)",
+         "demand_tile(2)"]
+
+
+def start(s, *picks: str, first: int = 0) -> None:
+    """Turn 1 up to the first action: seat `first` selects first, everyone draws, picks."""
+    n = s.num_players
+    play(s, f"first_player({first})", *TILES[:n])
+    play(s, *[f"pick({c})" for c in picks])
+
+
+def passes(s, k: int) -> None:
+    play(s, *["exec_pass()"] * k)
+
+
+def test_rd_cost_progression_and_free_spaces_behind(auto):
+    s = auto().new_game(4)
+    start(s, "Kettering", "Sloan", "Howard", "Chrysler")
+    assert var(s, "order") == [R, Y, G, B]
+    assert rd(s) == [7, 5, 4, 6]                 # 4 each (L63-66) + 3, 1, 0, 2 (portraits)
+    legal = s.legal_actions()
+    # Empty track: Duryea 1, Oldsmobile 3, Franklin 6 (L321-323), Maxwell 10 > 7 R&D.
+    assert "build(Franklin, 1, false)" in legal and "build(Maxwell, 1, false)" not in legal
+    play(s, "build(Franklin, 1, false)")
+    assert rd(s)[R] == 7 - 6 and cash(s)[R] == 2000 - 300
+    # Duryea is behind the frontier (Franklin): no R&D (L254-255, L885-887); Franklin is R's.
+    assert "build(Franklin, 1, false)" not in s.legal_actions()
+    play(s, "build(Duryea, 2, false)")
+    assert rd(s)[Y] == 5 and cash(s)[Y] == 2000 - 2 * 200
+    play(s, "build(Maxwell, 1, false)")        # 1 beyond Franklin: 1
+    play(s, "build(ThomasFlyer, 1, false)")    # 2 beyond Maxwell (skips Sears): 1 + 2
+    assert rd(s) == [1, 5, 3, 3]
+    # L259-260: 3 factories at most on a space.
+    play(s, "build(Franklin, 2, false)")
+    play(s, "take_rd()", "take_rd()", "take_rd()")
+    assert "build(Franklin, 1, false)" not in s.legal_actions()
+    assert var(s, "factories")["Franklin"] == 3 and rd(s)[Y] == 7
+
+
+def test_parts_factory_cost_and_discount(auto):
+    s = auto().new_game(3)
+    start(s, "Kettering", "Sloan", "Howard")
+    # 1 factory + the parts factory: 200 + 500 and 1 R&D (L262-269).
+    play(s, "build(Duryea, 1, true)")
+    assert cash(s)[R] == 2000 - 700 and var(s, "parts_at")[R] == "Duryea"
+    play(s, "take_rd()", "take_rd()")
+    # A second parts factory does not exist: only factories may go on Oldsmobile now.
+    legal = s.legal_actions()
+    assert "build(Oldsmobile, 1, false)" in legal
+    assert not any(a.startswith("build(") and a.endswith("true)") for a in legal)
+    play(s, "produce()")
+    assert s.legal_actions() == ["make(0)", "make(1)", "make(2)", "make(3)", "take_loan()"]
+    play(s, "make(3)")                          # mid 70 - 20 with the parts factory
+    assert cash(s)[R] == 1300 - 3 * 50
+
+
+def test_production_table_bounds(auto):
+    s = auto().new_game(3)
+    start(s, "Kettering", "Sloan", "Howard")
+    # R (8 R&D) 2 Franklin: 6 R&D; Y (6) Sears, 2 beyond Franklin: 3 R&D.
+    play(s, "build(Franklin, 2, false)", "build(Sears, 1, false)", "take_rd()")
+    play(s, "take_rd()", "take_rd()", "take_rd()")
+    play(s, "produce()")
+    # Mid, 2 factories: 0 or 4..7 (L372: at least 4; 7 seen at L694).
+    assert s.legal_actions() == ["make(0)", "make(4)", "make(5)", "make(6)", "make(7)",
+                                 "take_loan()"]
+    play(s, "make(0)")
+    play(s, "produce()")
+    # Economy, 1 factory: 0 or 1..4, 50 each; Y paid 300 and holds 1700.
+    assert s.legal_actions() == ["make(0)", "make(1)", "make(2)", "make(3)", "make(4)",
+                                 "take_loan()"]
+    play(s, "make(4)")
+    assert cash(s)[Y] == 2000 - 300 - 4 * 50 and var(s, "cars")["Sears"] == 4
+
+
+def test_place_dealers_up_to_three_and_eight_in_all(auto):
+    s = auto().new_game(3)
+    start(s, "Kettering", "Sloan", "Howard")
+    places = [a for a in s.legal_actions() if a.startswith("place_dealers")]
+    # every split of 1..3 dealers over 3 classes: 3 + 6 + 10
+    assert len(places) == 19
+    s.set_vars({"pool": [{"Luxury": 0, "Mid": 7, "Economy": 0}, {"Luxury": 0, "Mid": 0,
+                                                                "Economy": 0},
+                         {"Luxury": 0, "Mid": 0, "Economy": 0}]})
+    places = [a for a in s.legal_actions() if a.startswith("place_dealers")]
+    assert places == ["place_dealers(0, 0, 1)", "place_dealers(0, 1, 0)",
+                      "place_dealers(1, 0, 0)"]
+
+
+def test_close_factory_refund_losses_and_piece(auto):
+    s = auto().new_game(3)
+    start(s, "Kettering", "Sloan", "Howard")
+    play(s, "build(Duryea, 1, true)", "take_rd()", "take_rd()")
+    s.set_vars({"loss": [5, 0, 0]})
+    play(s, "build(Duryea, 1, false)", "take_rd()", "take_rd()")
+    assert cash(s)[R] == 2000 - 700 - 200
+    play(s, "close_factory(Duryea)")
+    # L390-397: 2 x (200 - 100) + 400 for the parts factory; 5 - ceil(5 / 2) = 2 points kept.
+    assert cash(s)[R] == 1100 + 200 + 400
+    assert loss(s)[R] == 2 and var(s, "parts_at")[R] is None
+    assert var(s, "closed")["Duryea"] is True and var(s, "closed_order") == ["Duryea"]
+    # The closed space blocks the track for good; the parts factory may be built again.
+    play(s, "take_rd()", "take_rd()")
+    assert var(s, "factories")["Duryea"] == 0
+
+
+def test_closed_pieces_run_out(auto):
+    s = auto().new_game(3)
+    start(s, "Kettering", "Sloan", "Howard")
+    old = ["Hudson", "Packard", "Chevrolet", "Buick", "Stutz", "Essex", "Nash", "Lincoln",
+           "Plymouth", "Studebaker", "Duesenberg", "Pontiac"]
+    closed = {m: m in old for m in var(s, "closed")}
+    s.set_vars({"closed": closed, "closed_order": old})
+    play(s, "build(Duryea, 1, false)", "take_rd()", "take_rd()", "close_factory(Duryea)")
+    # L412-417: with all 12 pieces out, the earliest closed space gives up its piece (B11).
+    assert var(s, "closed_order") == old[1:] + ["Duryea"]
+    assert var(s, "closed")["Hudson"] is False and var(s, "closed")["Duryea"] is True
+
+
+def test_ford_extra_piece_once_per_turn(auto):
+    s = auto().new_game(3)
+    start(s, "Ford", "Sloan", "Howard")
+    # Ford needs a space of his: nothing to add to yet. Build 2 there, then the third (L865-866).
+    assert not any(a.startswith("ford_build") for a in s.legal_actions())
+    play(s, "build(Duryea, 2, false)")
+    assert s.current_player == R
+    assert s.legal_actions() == ["ford_build(Duryea, false)", "ford_build(Duryea, true)",
+                                 "skip_ford()", "take_loan()"]
+    play(s, "skip_ford()", "take_rd()", "take_rd()")
+    # Round 2: before his action (the option does not end his turn).
+    play(s, "ford_build(Duryea, true)")
+    assert s.current_player == R and var(s, "parts_at")[R] == "Duryea"
+    assert cash(s)[R] == 2000 - 400 - 500
+    play(s, "take_rd()")
+    # Once per turn (B3): no Ford option any more.
+    assert not any(a.startswith("ford_build") for a in s.legal_actions())
+    assert var(s, "ford_ready") is False
+
+
+def test_durant_builds_at_once_and_takes_loans(auto):
+    s = auto().new_game(3)
+    play(s, "first_player(1)", *TILES[:3])
+    s.set_vars({"cash": [2000, 150, 2000]})
+    play(s, "pick(Durant)")
+    # L238-243: he must build now; 150 pays no space, so a loan is forced (B4): 650.
+    assert var(s, "loans") == [0, 1, 0] and cash(s)[Y] == 650
+    legal = s.legal_actions()
+    # R&D: 5 + 1 (the Durant cube) pays Franklin (6) but not Maxwell (10); the money is
+    # checked at the decision (Franklin 300 <= 650), the loan option stays offered.
+    assert legal == ["durant_build(Duryea)", "durant_build(Oldsmobile)",
+                     "durant_build(Franklin)", "take_loan()"]
+    play(s, "durant_build(Oldsmobile)")
+    assert cash(s)[Y] == 400 and rd(s)[Y] == 3
+    assert s.current_player == G                      # the next player chooses
+
+
+def test_howard_sells_top_price_and_fewer_than_two(auto):
+    s = auto().new_game(3)
+    start(s, "Howard", "Sloan", "Kettering")
+    assert var(s, "order") == [G, Y, R]        # Kettering, Sloan, Howard on the display
+    s.set_vars({"rd": [40, 6, 8]})             # National is 8 spaces out: 36 R&D
+    play(s, "take_rd()", "take_rd()", "build(National, 1, false)")
+    play(s, "take_rd()", "take_rd()", "produce()", "make(1)")
+    play(s, "take_rd()", "take_rd()", "take_rd()")
+    # L226-231: 1 car only (B7: he sells what he has), at the luxury price 200.
+    assert s.current_player == R and s.legal_actions() == ["howard_sale(National)",
+                                                           "take_loan()"]
+    before = cash(s)[R]
+    play(s, "howard_sale(National)")
+    assert cash(s)[R] == before + 200 == 2000 - 400 - 100 + 200
+    # No second sale: phase 5 has no dealer, phase 6 starts with G.
+    assert s.legal_actions() == ["exec_pass()", "take_loan()"] and s.current_player == G
+
+
+def test_sloan_and_chrysler_discard_losses(auto):
+    s = auto().new_game(3)
+    start(s, "Sloan", "Chrysler", "Kettering")
+    s.set_vars({"loss": [9, 1, 4]})
+    for _ in range(9):
+        play(s, "take_rd()")
+    passes(s, 3)
+    # Phase 8: Sloan 9 -> 9 - ceil(9/2) = 4 (L222-225); Chrysler min(1, turn 1) -> 0 and not
+    # below 0 (L768-772); Kettering keeps 4. Paid at 10 each.
+    assert loss(s) == [4, 0, 4]
+    assert cash(s) == [2000 - 40, 2000, 2000 - 40]
+
+
+def test_dealer_levels_slots_and_unused_dealers(auto):
+    s = auto().new_game(3)
+    start(s, "Kettering", "Sloan", "Howard")
+    s.set_vars({"rd": [20, 20, 20]})   # Sears from an empty track costs 15 R&D
+    play(s, "build(Sears, 1, false)", "build(National, 1, false)", "build(ThomasFlyer, 1, false)")
+    play(s, "place_dealers(0, 0, 3)", "place_dealers(3, 0, 0)", "place_dealers(0, 3, 0)")
+    play(s, "produce()", "make(4)", "produce()", "make(3)", "produce()", "make(3)")
+    # Phase 4: G (Howard) sells 2 Thomas Flyers.
+    play(s, "howard_sale(ThomasFlyer)", "howard_sale(ThomasFlyer)")
+    # Phase 5. Economy dealers reach economy and mid, never luxury (L404-408): R has Sears cars.
+    assert s.current_player == R
+    assert s.legal_actions() == ["dealer_sale(Economy, Economy, Sears)", "take_loan()"]
+    play(s, "dealer_sale(Economy, Economy, Sears)")
+    # Luxury dealers reach luxury and mid: Y has National cars only.
+    assert s.legal_actions() == ["dealer_sale(Luxury, Luxury, National)", "take_loan()"]
+    play(s, "dealer_sale(Luxury, Luxury, National)")
+    # Mid dealers reach every class: G has one TF left.
+    assert s.legal_actions() == ["dealer_sale(Mid, Mid, ThomasFlyer)", "take_loan()"]
+    play(s, "dealer_sale(Mid, Mid, ThomasFlyer)")
+    play(s, "dealer_sale(Economy, Economy, Sears)", "dealer_sale(Luxury, Luxury, National)")
+    # Turn 1 has 2 luxury slots: Y's third National cannot be sold; R sells his third Sears.
+    play(s, "dealer_sale(Economy, Economy, Sears)")
+    assert s.current_player == R and "exec_pass()" in s.legal_actions()   # phase 6
+    # Unused dealers: Y 1 (luxury), G 2 (mid): 1 loss point each, back to the supply (B9).
+    assert loss(s) == [0, 1, 2]
+    assert var(s, "pool") == [{"Luxury": 0, "Mid": 0, "Economy": 3},
+                              {"Luxury": 2, "Mid": 0, "Economy": 0},
+                              {"Luxury": 0, "Mid": 1, "Economy": 0}]
+
+
+def test_bonus_and_reduced_tokens_in_demand_sales(auto):
+    s = auto().new_game(3)
+    start(s, "Kettering", "Sloan", "Chrysler")
+    # R Duryea, Y Oldsmobile, G Franklin (mid, most advanced): 3 cars each.
+    play(s, "build(Duryea, 1, false)", "build(Oldsmobile, 1, false)", "build(Franklin, 1, false)")
+    play(s, "take_rd()", "take_rd()", "take_rd()")
+    play(s, "produce()", "make(3)", "produce()", "make(3)", "produce()", "make(3)")
+    # Phase 6: the first bonus costs 2 R&D (L477-483); a reduced stack is free.
+    play(s, "buy_bonus(Duryea)")
+    assert rd(s)[R] == 5 + 3 - 1 + 2 - 2
+    play(s, "take_reduced(1, Oldsmobile)")
+    assert var(s, "reduced_stacks") == [2, 1] and var(s, "bonus_left") == 2
+    passes(s, 3)
+    # Mid demand 2 + 3 + 4 = 9 for 9 cars. Pass 1 from the most advanced: Franklin 1,
+    # Oldsmobile 2 (reduced), Duryea 2 (bonus); pass 2: 1, 1 (Y's last), 1 (R's last); pass 3:
+    # Franklin 1. All sold; Oldsmobile at 100 (a reduced token prices every car of its space,
+    # L530-533). Losses: Franklin 0, Oldsmobile 1 (Y is Sloan: 1 - ceil(1/2) = 0), Duryea 2.
+    assert loss(s) == [2, 0, 0]
+    assert cash(s)[Y] == 2000 - 250 - 210 + 3 * 100
+    assert cash(s)[R] == 2000 - 200 - 210 + 3 * 150 - 20
+    assert cash(s)[G] == 2000 - 300 - 210 + 3 * 150
+
+
+@pytest.mark.parametrize("with_bonus", [False, True])
+def test_bonus_token_changes_who_sells(auto, with_bonus):
+    s = auto().new_game(3)
+    play(s, "first_player(0)", "demand_tile(2)", "demand_tile(2)", "demand_tile(2)")
+    play(s, "pick(Kettering)", "pick(Sloan)", "pick(Chrysler)")
+    play(s, "build(Duryea, 2, false)", "build(Oldsmobile, 1, false)", "take_rd()")
+    play(s, "take_rd()", "take_rd()", "take_rd()")
+    play(s, "produce()", "make(5)", "produce()", "make(3)", "take_rd()")
+    play(s, "buy_bonus(Duryea)" if with_bonus else "exec_pass()")
+    passes(s, 3 if with_bonus else 2)
+    # Mid demand 6 for 8 cars; Oldsmobile (Y) is ahead of Duryea (R, 5 cars).
+    # Without a bonus: 1 + 1 per pass, 3 passes: Y sells 3, R 3 (2 unsold).
+    # With R's bonus: Y 1 + R 2 per pass, 2 passes: Y sells 2 (1 unsold), R 4 (1 unsold).
+    # Age: Oldsmobile 0, Duryea 1 (R). Y is Sloan: his 1 unsold point is halved away.
+    assert loss(s) == ([2, 0, 0] if with_bonus else [3, 0, 0])
+    sold_r, sold_y = (4, 2) if with_bonus else (3, 3)
+    rd_paid = 2 if with_bonus else 0
+    assert cash(s)[Y] == 2000 - 250 - 3 * 70 + sold_y * 150
+    assert cash(s)[R] == 2000 - 400 - 5 * 70 + sold_r * 150 - loss(s)[R] * 10
+    assert rd(s)[R] == 5 + 3 - 1 + 2 - rd_paid
+
+
+def test_losses_count_closed_spaces(auto):
+    s = auto().new_game(3)
+    start(s, "Kettering", "Sloan", "Howard")
+    play(s, "build(Duryea, 1, false)", "build(Oldsmobile, 1, false)", "build(Franklin, 1, false)")
+    play(s, "take_rd()", "close_factory(Oldsmobile)", "take_rd()")
+    play(s, "take_rd()", "take_rd()", "take_rd()")
+    passes(s, 3)
+    # Mid list: Franklin 0 (G), Oldsmobile closed (nobody, keeps place 2), Duryea 2 (R).
+    assert loss(s) == [2, 0, 0]
+    assert cash(s)[R] == 2000 - 200 - 2 * 10
+    assert cash(s)[Y] == 2000 - 250 + 150
+
+
+def test_loans_repaid_at_the_end(auto):
+    s = auto(turns=1).new_game(3)
+    start(s, "Kettering", "Sloan", "Howard")
+    play(s, "take_loan()", "take_loan()")
+    assert "take_loan()" not in s.legal_actions() and cash(s)[R] == 3000
+    play(s, "build(Duryea, 1, true)", "take_rd()", "take_rd()")
+    for _ in range(6):
+        play(s, "take_rd()")
+    passes(s, 3)
+    assert s.current_player == rulelang.TERMINAL
+    # Turn 1 is the last: losses paid (2 loans x 50 interest; Duryea alone: 0 points), then
+    # the factory's cost 200 and the parts factory 500 paid back, 2 x 600 repaid (L584-592).
+    assert s.scores() == [3000 - 700 - 100 + 200 + 500 - 1200, 2000, 2000]
+    # Y and G tie at 2000: Y is earlier in the action order (Sloan before Howard, B14).
+    assert s.winners() == [Y]
+
+
+def test_demand_classes_in_turns_three_and_four(auto):
+    s = auto(turns=4).new_game(3)
+    s.set_vars({"turn": 3})
+    play(s, "first_player(0)")
+    play(s, "demand_tile(5)", "demand_tile(2)", "demand_tile(4)", "demand_tile(3)",
+         "demand_tile(2)", "demand_tile(2)")
+    play(s, "pick(Kettering)", "pick(Sloan)", "pick(Howard)")
+    for _ in range(9):
+        play(s, "take_rd()")
+    passes(s, 3)
+    # L198-203: turns 3-4 draw an extra luxury tile at the reveal.
+    assert s.current_player == rulelang.CHANCE
+    play(s, "luxury_tile(4)")
+    # Highs to economy (5 + 4 + 2), lows to mid (2 + 3 + 2), L191-194.
+    assert var(s, "demand") == {"Luxury": 4, "Mid": 7, "Economy": 11}
+
+
+def test_demand_tiles_are_secret(auto):
+    s = auto().new_game(3)
+    play(s, "first_player(0)", "demand_tile(4)", "demand_tile(2)", "demand_tile(5)")
+    assert s.history_for(R) == ["first_player(0)", "demand_tile(4)", "?", "?"]
+    assert s.history_for(Y) == ["first_player(0)", "?", "demand_tile(2)", "?"]
+    assert var(s, "tiles") == [[4], [2], [5]]
+    assert s.observation(R)["vars"]["tiles"] == [[4], None, None]
+
+
+@pytest.mark.parametrize("players", [3, 4, 5])
+def test_random_games_finish(auto, players):
+    from rulelang.sim import play_random_game
+
+    game = auto()
+    for seed in range(2):
+        result = play_random_game(game, players, seed)
+        assert len(result.scores) == players
