@@ -89,7 +89,7 @@ def turn_one(s) -> None:
     assert cash(s)[R] == 1800
     # Phase 5 (L646-651): Y sells 3 mid (his Duryeas) at 150, B 3 economy at 100.
     for _ in range(3):
-        play(s, "dealer_sale(Mid, Mid, Duryea)", "dealer_sale(Economy, Economy, Sears)")
+        play(s, "dealer_sale(Duryea, Mid)", "dealer_sale(Sears, Economy)")
     assert cash(s) == [1800, 1480, 250, 1850]
     assert var(s, "pool")[Y] == {"Luxury": 0, "Mid": 3, "Economy": 0}
     assert var(s, "pool")[B] == {"Luxury": 0, "Mid": 0, "Economy": 3}
@@ -151,12 +151,12 @@ def turn_two_to_phase6(s) -> None:
     assert cash(s)[B] - before == 400
     # Phase 5 (L714-725): R 2 luxury + 1 mid (550), B 3 economy (300), Y 2 Maxwell + 1 Dodge.
     before = cash(s)
-    play(s, "dealer_sale(Luxury, Luxury, National)", "dealer_sale(Economy, Economy, Sears)",
-         "dealer_sale(Mid, Mid, Maxwell)")
-    play(s, "dealer_sale(Luxury, Luxury, National)", "dealer_sale(Economy, Economy, Sears)",
-         "dealer_sale(Mid, Mid, Maxwell)")
-    play(s, "dealer_sale(Luxury, Mid, EMF)", "dealer_sale(Economy, Economy, Sears)",
-         "dealer_sale(Mid, Economy, Dodge)")
+    play(s, "dealer_sale(National, Luxury)", "dealer_sale(Sears, Economy)",
+         "dealer_sale(Maxwell, Mid)")
+    play(s, "dealer_sale(National, Luxury)", "dealer_sale(Sears, Economy)",
+         "dealer_sale(Maxwell, Mid)")
+    play(s, "dealer_sale(EMF, Luxury)", "dealer_sale(Sears, Economy)",
+         "dealer_sale(Dodge, Mid)")
     after = cash(s)
     assert [after[p] - before[p] for p in range(4)] == [550, 400, 0, 300]
 
@@ -385,17 +385,17 @@ def test_dealer_levels_slots_and_unused_dealers(auto):
     play(s, "howard_sale(ThomasFlyer)", "howard_sale(ThomasFlyer)")
     # Phase 5. Economy dealers reach economy and mid, never luxury (L404-408): R has Sears cars.
     assert s.current_player == R
-    assert s.legal_actions() == ["dealer_sale(Economy, Economy, Sears)", "take_loan()"]
-    play(s, "dealer_sale(Economy, Economy, Sears)")
+    assert s.legal_actions() == ["dealer_sale(Sears, Economy)", "take_loan()"]
+    play(s, "dealer_sale(Sears, Economy)")
     # Luxury dealers reach luxury and mid: Y has National cars only.
-    assert s.legal_actions() == ["dealer_sale(Luxury, Luxury, National)", "take_loan()"]
-    play(s, "dealer_sale(Luxury, Luxury, National)")
+    assert s.legal_actions() == ["dealer_sale(National, Luxury)", "take_loan()"]
+    play(s, "dealer_sale(National, Luxury)")
     # Mid dealers reach every class: G has one TF left.
-    assert s.legal_actions() == ["dealer_sale(Mid, Mid, ThomasFlyer)", "take_loan()"]
-    play(s, "dealer_sale(Mid, Mid, ThomasFlyer)")
-    play(s, "dealer_sale(Economy, Economy, Sears)", "dealer_sale(Luxury, Luxury, National)")
+    assert s.legal_actions() == ["dealer_sale(ThomasFlyer, Mid)", "take_loan()"]
+    play(s, "dealer_sale(ThomasFlyer, Mid)")
+    play(s, "dealer_sale(Sears, Economy)", "dealer_sale(National, Luxury)")
     # Turn 1 has 2 luxury slots: Y's third National cannot be sold; R sells his third Sears.
-    play(s, "dealer_sale(Economy, Economy, Sears)")
+    play(s, "dealer_sale(Sears, Economy)")
     assert s.current_player == R and "exec_pass()" in s.legal_actions()   # phase 6
     # Unused dealers: Y 1 (luxury), G 2 (mid): 1 loss point each, back to the supply (B9).
     assert loss(s) == [0, 1, 2]
