@@ -1,6 +1,7 @@
 """Random-playout throughput, interpreter vs compiled, measured in one run on the same seeds.
 
-Usage: python bench/playouts.py [--games N] [--interp-games M] [--players P] [--json OUT] [FILES...]
+Usage: python bench/playouts.py [--games N] [--interp-games M] [--players P[,P...]] [--json OUT]
+                                [FILES...]
 
 Policy: uniform random legal action, except that an end declaration is taken as soon as it is
 legal; chance sampled from Random(seed). Prints games/s and decisions/s for both back ends,
@@ -68,19 +69,21 @@ def main() -> None:
     ap.add_argument("files", nargs="*")
     ap.add_argument("--games", type=int, default=300, help="compiled games per file")
     ap.add_argument("--interp-games", type=int, default=10, help="interpreter games per file")
-    ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--players", default="4",
+                    help="player count, or several separated by commas (3,4,5): one row each")
     ap.add_argument("--json", dest="json_out")
     args = ap.parse_args()
     files = args.files or sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..",
                                                         "rules", "*.rules")))
     rows = []
-    for path in files:
+    counts = [int(x) for x in args.players.split(",")]
+    for path, wanted in [(f, c) for f in files for c in counts]:
         t0 = time.perf_counter()
         rulelang.check_file(path)
         check_ms = (time.perf_counter() - t0) * 1000
         interp = rulelang.load(path, backend="interpreter")
         comp = rulelang.load(path, backend="compiled")
-        players = min(max(args.players, interp.min_players), interp.max_players)
+        players = min(max(wanted, interp.min_players), interp.max_players)
         # Same seeds on both: the interpreter's games are the first of the compiled ones.
         ri = run(interp, players, range(args.interp_games))
         rc = run(comp, players, range(args.games))
