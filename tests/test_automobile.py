@@ -513,3 +513,25 @@ def test_random_games_finish(auto, players):
     for seed in range(2):
         result = play_random_game(game, players, seed)
         assert len(result.scores) == players
+
+
+@pytest.mark.parametrize("losses_last", [True, False])
+def test_last_turn_extra_tiles_and_losses(auto, losses_last):
+    s = auto(losses_in_last_turn=losses_last).new_game(3)
+    s.set_vars({"turn": 4})
+    play(s, "first_player(0)", *["demand_tile(3)"] * 4, "demand_tile(2)", "demand_tile(2)")
+    play(s, "pick(Kettering)", "pick(Sloan)", "pick(Chrysler)")
+    play(s, "build(Duryea, 1, false)", "build(Oldsmobile, 1, false)")
+    for _ in range(7):
+        play(s, "take_rd()")
+    passes(s, 3)
+    # L198-203, L510-514: turn 4 draws a luxury tile and an economy tile at the reveal.
+    play(s, "luxury_tile(5)", "economy_tile(4)")
+    assert var(s, "demand") == {"Luxury": 5, "Mid": 3 + 3 + 2, "Economy": 3 + 3 + 2 + 4}
+    assert s.current_player == rulelang.TERMINAL
+    # A1: phase 8 is played in turn 4 (R: Duryea behind Oldsmobile, 1 point at 40), unless the
+    # parameter says otherwise. Final scoring returns each factory's cost (L587-591).
+    r_score = 2000 - 200 + 200 - (40 if losses_last else 0)
+    assert s.scores() == [r_score, 2000, 2000]
+    # Ties go to the earlier player in the action order: R (Kettering), Y (Sloan), G.
+    assert s.winners() == ([Y] if losses_last else [R])
