@@ -543,6 +543,16 @@ class PhaseDecl:
 
 
 @node
+class StandingDecl:
+    """`standing p { options }`: options offered to p after the legal actions of every decision
+    of p that has some; after one runs, the same decision is asked again."""
+
+    span: Span  # of the player variable
+    var: str
+    options: tuple[Option, ...]
+
+
+@node
 class FlowDecl:
     span: Span
     body: Block
@@ -627,7 +637,7 @@ class ViewDecl:
 Decl = (
     GameDecl | PlayersDecl | ParamDecl | VariantDecl | EnumDecl | GridDecl | GraphDecl | ConstDecl
     | TableDecl | StateDecl | DefDecl | PhaseDecl | FlowDecl | ScoreDecl | MetricDecl
-    | ViewDecl | IncludeDecl
+    | ViewDecl | IncludeDecl | StandingDecl
 )
 
 

@@ -87,6 +87,7 @@ class Checker:
         self.reveals: list[ast.Reveal] = []
         self.secret_actions: set[str] = set()
         self.def_calls: dict[str, list[str]] = {}  # def -> defs it calls
+        self.choice_names: dict[str, Span] = {}  # option names of every `choose`, first seen
         self.cur_def: str | None = None
 
     # -- diagnostics
@@ -119,6 +120,7 @@ class Checker:
             scope = _Scope()
             self.cur_runner = "<flow>"
             self.check_block(p.flow.body, scope, _Ctx())
+        self.check_standing()
         for md in p.metrics.values():
             self.owner = md.name
             self.expect(md.expr, _Scope(), _Ctx(pure=True), T.INT)
@@ -201,6 +203,8 @@ class Checker:
                 for v in d.vars:
                     if self.declare(v.name, v.span):
                         p.state_vars.append(v)
+            elif isinstance(d, ast.StandingDecl):
+                p.standing.append(d)
             elif isinstance(d, ast.FlowDecl):
                 if p.flow is not None:
                     self.error("E011", "duplicate 'flow' block", d.span,
@@ -744,6 +748,12 @@ class Checker:
             self.error("E016", "decisions, chance, 'run' and 'finish' are not allowed in a def",
                        s.span)
             return
+        if ctx.where == "standing" and isinstance(s, PAUSES + (ast.Reveal,)):
+            what = {ast.Choose: "a decision", ast.Chance: "chance", ast.Run: "'run'",
+                    ast.Finish: "'finish'", ast.Reveal: "'reveal'"}[type(s)]
+            self.error("E036", f"{what} is not allowed in a standing option (its body runs "
+                       "between two asks of the same decision)", s.span)
+            return
         if isinstance(s, ast.Let):
             want = self.resolve_type(s.type) if s.type is not None else None
             t = self.infer(s.value, scope, ctx, want)
@@ -844,12 +854,41 @@ class Checker:
         else:
             raise AssertionError(s)
 
+    def check_standing(self) -> None:
+        """`standing p { ... }` declarations, after the flow (so every decision's option names
+        are known): their options share one name space, with each other and with every
+        decision (two equal action strings at one decision could not be told apart)."""
+        names: dict[str, Span] = {}
+        for sd in self.p.standing:
+            self.owner = "standing"
+            scope = _Scope()
+            self.declare_local(scope, sd, sd.var, T.PLAYER, sd.span)
+            for o in sd.options:
+                if o.name in names:
+                    self.error("E011", f"duplicate standing option '{o.name}'", o.span,
+                               f"first declared at {names[o.name]}")
+                elif o.name in self.choice_names:
+                    self.error("E037", f"'{o.name}' is an option of a decision too (at "
+                               f"{self.choice_names[o.name]}); a standing option needs a name "
+                               "of its own", o.span)
+                names.setdefault(o.name, o.span)
+            self.check_options(sd.options, scope, _Ctx(where="standing"), False)
+        self.owner = ""
+
     def check_choose(self, s: ast.Choose, scope: _Scope, ctx: _Ctx) -> None:
         self.expect(s.player, scope, ctx, T.PLAYER)
+        for o in s.options:
+            self.choice_names.setdefault(o.name, o.span)
+        self.check_options(s.options, scope, ctx, s.secret, duplicates=True)
+        if s.orelse is not None:
+            self.check_block(s.orelse, scope, ctx)
+
+    def check_options(self, options, scope: _Scope, ctx: _Ctx, secret: bool,
+                      duplicates: bool = False) -> None:
         names: set[str] = set()
         ends = set(self.p.end_actions)
-        for o in s.options:
-            if o.name in names:
+        for o in options:
+            if o.name in names and duplicates:
                 self.error("E011", f"duplicate option '{o.name}' in this choice", o.span)
             names.add(o.name)
             if o.annotation is not None:
@@ -885,11 +924,9 @@ class Checker:
                 self.expect(o.when, inner, ctx, T.BOOL)
             self.check_block(o.body, inner, ctx)
             self.register_action(o.name, tuple(sig), o.span)
-            if s.secret:
+            if secret:
                 self.secret_actions.add(o.name)
         self.p.end_actions = frozenset(ends)
-        if s.orelse is not None:
-            self.check_block(s.orelse, scope, ctx)
 
     def register_action(self, name: str, sig: tuple[T.Type, ...], span: Span) -> None:
         prev = self.p.action_sigs.get(name)

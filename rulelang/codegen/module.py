@@ -157,6 +157,8 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     block_table = [names.get(pc, "None") for pc in range(len(low.code))]
 
     pauses: list[str] = []
+    if program.standing:
+        pauses += ["", "", *em.standing_functions()]
     texts, acts, applies = {}, {}, {}
     scopes, loops = {}, {}
     for pc in low.pauses:

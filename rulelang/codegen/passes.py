@@ -140,6 +140,9 @@ def plan_options(an, plan: Plan) -> None:
         if isinstance(ins, ChooseAt):
             for oi, opt in enumerate(ins.node.options):
                 plan.options[(pc, oi)] = _plan_option(an, opt)
+    flat = [opt for sd in an.p.standing for opt in sd.options]
+    for j, opt in enumerate(flat):
+        plan.options[("standing", -1 - j)] = _plan_option(an, opt)
 
 
 def _plan_option(an, opt: ast.Option) -> OptionPlan:
@@ -302,6 +305,8 @@ def plan_flow(an, plan: Plan) -> None:
         elif isinstance(last, ChooseAt):
             succ[start] = [last.orelse] if last.orelse >= 0 else []
             roots += list(last.targets)
+            if an.p.standing:
+                roots.append(end - 1)  # after a standing action the decision is asked again
         elif isinstance(last, ChanceAt):
             succ[start] = []
             roots.append(end)

@@ -753,7 +753,8 @@ class Gen:
             kinds.append(("break", 1))
         if not ctx.pure:
             kinds.append(("fault", 1 if self.faults else 0))
-            kinds.append(("finish", 0.3))
+            if ctx.pauses:  # (a standing option's body may not finish)
+                kinds.append(("finish", 0.3))
         total = sum(w for _k, w in kinds)
         x = self.r.random() * total
         chosen = kinds[-1][0]
@@ -1025,6 +1026,34 @@ class Gen:
             out.append("}")
             self.phase_text[name] = "\n".join(out[start:])
 
+    def standing_decl(self, out: list[str]) -> None:
+        """`standing` options: offered at every decision of their player, each bounded by a
+        per-player count of its own uses (no other code touches it), as docs/language.md 7.2
+        asks; the bodies may not pause, run or finish."""
+        counter = self.name("uses")
+        sp = self.name("sp")
+        out.append(f"state {{ {counter}: int[player] hidden = 0 }}")
+        out.append(f"standing {sp} {{")
+        for _ in range(self.r.randint(1, 2)):
+            name = self.name("so")
+            env = self.globals_env() + [Var(sp, PLAYER, "local")]
+            params = []
+            for _ in range(self.r.randint(0, 1)):
+                t, dom, _ = self.oparam(env, Ctx(pauses=False))
+                pn = self.name("x")
+                params.append(f"{pn}: {t}{dom}")
+                env.append(Var(pn, t, "oparam"))
+            when = f"{counter}[{sp}] < {self.r.randint(1, 3)}"
+            if self.chance(0.5):
+                when += f" and {self.cond(env, Ctx(pauses=False), 1)}"
+            out.append(f"  {name}({', '.join(params)}) when {when} {{")
+            out.append(f"    {counter}[{sp}] += 1")
+            self.budget = 4
+            self.block(out, env, Ctx(pauses=False, depth=1), 2, n=self.r.randint(0, 2))
+            out.append("  }")
+        out.append("}")
+        self.features.add("standing option")
+
     def program(self) -> Case:
         out = [f"# random program, seed {self.seed}", f"game R{self.seed}"]
         self.lo_players = self.r.randint(1, 2)
@@ -1057,7 +1086,10 @@ class Gen:
             t = self.name("q")
             env2 = self.globals_env() + [Var(t, PLAYER, "local")]
             tail.append(f"tiebreak {t} => {self.expr(INT, env2, Ctx(pure=True, pauses=False))}")
-        text = "\n".join(out + decl + phases + flow + tail) + "\n"
+        standing: list[str] = []
+        if self.chance(0.3):  # drawn last: the rest of the program is as without it
+            self.standing_decl(standing)
+        text = "\n".join(out + decl + phases + standing + flow + tail) + "\n"
         return Case(self.seed, text, self.configs(), set(self.features))
 
     def configs(self) -> list[dict]:
