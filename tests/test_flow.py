@@ -45,16 +45,19 @@ def test_else_runs_without_a_pause_and_leaves_no_history(backend):
     for a in ["plant(7)", "seal(1)", "plant(13)", "ack()", "plant(9)"]:
         s.apply(a)
     # round 3: both pass by the else (player 1: 10 - 15 < 5, 10 <= 20), player 0 seals nothing
-    assert s.is_terminal() and s.get_var("auto_passes") == [2, 1]
+    assert s.get_var("auto_passes") == [2, 1]
     assert s.history == ["bid(25)", "hold()", "seal(2)", "plant(4)", "bid(20)", "seal(1)",
                          "plant(7)", "seal(1)", "plant(13)", "ack()", "plant(9)"]
     # the else of a secret decision leaves no entry to hide
     assert s.history_for(0) == ["bid(25)", "hold()", "?", "plant(4)", "bid(20)", "?",
                                 "plant(7)", "?", "plant(13)", "ack()", "plant(9)"]
     assert s.history_for(1) == s.history
+    for a in ["demand(2)", "demand(3)", "burn(1)", "look()"]:
+        s.apply(a)
+    assert s.is_terminal()
     assert s.get_var("sealed") == [0, 1]
-    assert s.get_var("plants") == [7 + 9, 4 + 13]
-    assert s.scores() == [5 + 25 + 0 + 2 + 16, 10 + 20 + 1 + 1 + 17]
+    assert s.get_var("plants") == [7 + 9, 4 + 13] and s.get_var("demands") == [2, 3]
+    assert s.scores() == [5 + 25 + 0 + 2 + 16 + 2, 10 + 20 + 1 + 1 + 17 + 3]
 
 
 ELSE_ONLY = """game Spin
@@ -152,10 +155,11 @@ def test_a_reentered_phase_keeps_each_activations_locals(backend):
     c = s.clone()
     assert c.digest() == s.digest()
     s.apply("plant(9)")
-    assert s.is_terminal() and s.phase is None
+    assert s.phase is None and s.legal_actions() == []
+    assert [a for a, _p in s.chance_outcomes()] == ["demand(1)", "demand(2)", "demand(3)"]
     assert s.get_var("plants") == [7 + 9, 4 + 13] and s.get_var("draws") == [4, 7, 9, 13]
     c.apply("plant(13)")  # the second 13: Step 2 already began, no further re-entry
-    assert c.is_terminal() and c.get_var("plants") == [7 + 13, 4 + 13]
+    assert c.phase is None and c.get_var("plants") == [7 + 13, 4 + 13]
     assert c.get_var("draws") == [4, 7, 13, 13] and c.get_var("stage") == 2
 
 
@@ -266,3 +270,65 @@ def test_state_json_and_set_vars_at_a_decision_with_standing_options(backend):
     assert s.legal_actions() == ["bid(5)", "bid(10)", "take_loan()"]
     c.apply("hold()")
     assert c.current_player == 1 and c.get_var("loans") == [2, 0]
+
+
+# ---- reveal of hidden draws ---------------------------------------------------------------------
+TO_THE_DEMANDS = ["hold()", "hold()", "seal(1)", "seal(2)", "plant(4)", "hold()", "hold()",
+                  "seal(1)", "seal(2)", "plant(7)", "hold()", "hold()", "seal(1)", "seal(2)",
+                  "plant(9)"]
+
+
+def test_reveal_makes_hidden_draws_and_secret_choices_public(backend):
+    s = rulelang.load(FLOW, backend=backend).new_game(2)
+    for a in TO_THE_DEMANDS:
+        s.apply(a)
+    for a in ["demand(3)", "demand(1)", "burn(2)"]:
+        s.apply(a)
+    n = len(TO_THE_DEMANDS)
+    # before the reveal: each player sees his own tile, nobody the burnt one
+    assert s.history_for(0)[n:] == ["demand(3)", "?", "?"]
+    assert s.history_for(1)[n:] == ["?", "demand(1)", "?"]
+    assert s.observation(1)["history"][2:4] == ["?", "seal(2)"]
+    assert s.legal_actions() == ["look()", "take_loan()"]
+    s.apply("look()")
+    # `reveal demand, burn, seal`: every draw and sealed bid made so far is public
+    for p in (0, 1):
+        assert s.history_for(p) == s.history
+        assert s.observation(p)["history"] == s.history
+    assert s.history[n:] == ["demand(3)", "demand(1)", "burn(2)", "look()"]
+    assert s.is_terminal() and s.get_var("demands") == [3, 1]
+
+
+SECRETS = """game Secrets
+players 2..2
+state { tile: int[player] private = 0 }
+flow {
+  chance deal(d: int in 1..3) seen by players[0]
+  chance deal2(d2: int in 1..3) seen by players[1]
+  chance deal(e: int in 4..5) seen by players[1]
+  choose players[0] { go() { } }
+  reveal deal
+  choose players[1] { go() { } }
+}
+score p => tile[p]
+"""
+
+
+def test_reveal_of_a_draw_covers_every_chance_of_that_name_and_nothing_else(backend):
+    s = rulelang.load_text(SECRETS, "secrets.rules", backend=backend).new_game(2)
+    for a in ["deal(2)", "deal2(3)", "deal(5)"]:
+        s.apply(a)
+    assert s.history_for(0) == ["deal(2)", "?", "?"]
+    s.apply("go()")
+    assert s.history_for(0) == ["deal(2)", "?", "deal(5)", "go()"]
+    assert s.history_for(1) == ["deal(2)", "deal2(3)", "deal(5)", "go()"]
+
+
+def test_reveal_of_a_public_chance_is_refused():
+    text = SECRETS.replace("reveal deal", "reveal coin").replace(
+        "  choose players[0]", "  chance coin(c: int in 1..2)\n  choose players[0]")
+    with pytest.raises(rulelang.RulesError) as err:
+        rulelang.check_text(text, "secrets.rules")
+    d = err.value.diagnostics[0]
+    assert (d.code, d.span.line, d.span.col) == ("E038", 10, 3)
+    assert d.message == "chance 'coin' is public (it has no 'seen by'): there is nothing to reveal"
