@@ -9,8 +9,11 @@ import os
 from fractions import Fraction
 
 import pytest
+from click.testing import CliRunner
 
 import rulelang
+from rulelang import exitcodes as X
+from rulelang.cli import cli
 from tests.conftest import ROOT
 
 FLOW = os.path.join(ROOT, "tests", "fixtures", "flow.rules")
@@ -332,3 +335,103 @@ def test_reveal_of_a_public_chance_is_refused():
     d = err.value.diagnostics[0]
     assert (d.code, d.span.line, d.span.col) == ("E038", 10, 3)
     assert d.message == "chance 'coin' is public (it has no 'seen by'): there is nothing to reveal"
+
+
+# ---- the step budget: every loop without a decision is bounded ---------------------------------
+BUSY = """game Busy
+players 2..2
+param spins: int = 10
+state { n: int = 0  rounds: int = 0 }
+standing p {
+  fidget() when n < 3 {
+    let i = 0
+    while i < spins { i += 1 }
+    n += 1
+  }
+}
+flow {
+  while rounds < 4 {
+    rounds += 1
+    choose players[0] {
+      go() when rounds < 4 {
+        let j = 0
+        while j < spins { j += 1 }
+      }
+    } else {
+      n += 10
+    }
+  }
+}
+score p => n
+"""
+
+
+def _busy(backend, limit, spins=10):
+    text = BUSY.replace("state { n: int = 0  rounds: int = 0 }",
+                        "state {\n  n: int = 0\n  rounds: int = 0\n}")
+    return rulelang.load_text(text, "busy.rules", backend=backend, params={"spins": spins},
+                              limits={"max_loop_steps": limit})
+
+
+def test_a_loop_in_a_standing_body_is_bounded(backend):
+    s = _busy(backend, 5).new_game(2)
+    assert s.legal_actions() == ["go()", "fidget()"]
+    before = s.digest()
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        s.apply("fidget()")
+    assert (err.value.location, err.value.message) == ("busy.rules:11:5", loop_message(5))
+    assert s.digest() == before and s.history == [] and s.legal_actions() == ["go()", "fidget()"]
+
+
+def test_a_loop_in_an_option_body_is_bounded(backend):
+    s = _busy(backend, 5).new_game(2)
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        s.apply("go()")
+    assert (err.value.location, err.value.message) == ("busy.rules:21:9", loop_message(5))
+    assert s.history == [] and s.get_var("rounds") == 1
+
+
+def test_standing_actions_inside_a_counted_flow_loop(backend):
+    """The flow `while` can pass a round without a pause (the else), so it is counted, but
+    only since the last pause: standing actions and decisions each start the count afresh."""
+    s = _busy(backend, 10).new_game(2)
+    for _ in range(3):
+        s.apply("fidget()")
+        s.apply("go()")
+    assert s.is_terminal() and s.get_var("rounds") == 4 and s.get_var("n") == 3 + 10
+    assert s.history == ["fidget()", "go()"] * 3
+
+
+def test_the_cli_sets_the_loop_limit():
+    runner = CliRunner()
+    path = os.path.join(ROOT, "tests", "fixtures", "flow.rules")
+    res = runner.invoke(cli, ["simulate", "--help"])
+    assert "-L, --limit NAME=N" in res.output and "max_loop_steps" in res.output
+    for backend in ("interpreter", "compiled"):
+        res = runner.invoke(cli, ["simulate", path, "-p", "2", "-n", "2", "--backend", backend,
+                                  "-L", "max_loop_steps=1", "-D", "rounds=0"])
+        assert res.exit_code == X.OK, res.output
+    res = runner.invoke(cli, ["simulate", path, "-p", "2", "-n", "1", "-L", "max_loops=3"])
+    assert res.exit_code == X.USAGE and "max_loop_steps" in res.output
+
+
+def test_simulate_and_play_stop_at_the_limit_given_on_the_command_line(tmp_path):
+    path = tmp_path / "busy.rules"
+    path.write_text(BUSY.replace("state { n: int = 0  rounds: int = 0 }",
+                                "state {\n  n: int = 0\n  rounds: int = 0\n}"),
+                    encoding="utf-8")
+    runner = CliRunner()
+    for backend in ("interpreter", "compiled"):
+        res = runner.invoke(cli, ["simulate", str(path), "-p", "2", "-n", "3", "--backend",
+                                  backend, "-L", "max_loop_steps=9"])
+        assert res.exit_code == X.FAULT, res.output
+        assert loop_message(9) in res.output and "Traceback" not in res.output
+        assert "busy.rules:11:5" in res.output or "busy.rules:21:9" in res.output
+        # the defaults (100000) let the same games finish
+        res = runner.invoke(cli, ["simulate", str(path), "-p", "2", "-n", "3", "--backend",
+                                  backend])
+        assert res.exit_code == X.OK, res.output
+        res = runner.invoke(cli, ["play", str(path), "-p", "random,random", "-s", "1",
+                                  "--backend", backend, "-L", "max_loop_steps=9"])
+        assert res.exit_code == X.FAULT, res.output
+        assert loop_message(9) in res.output and "Traceback" not in res.output
