@@ -182,7 +182,8 @@ def _stmts(block):
 
 
 def action_params(program) -> dict[str, list[str]]:
-    """Action name -> parameter names, for every option of every `choose`, in file order."""
+    """Action name -> parameter names, for every option of every `choose` in file order, then
+    the standing options."""
     out: dict[str, list[str]] = {}
     roots = [program.flow, *program.phases.values()]
     for root in roots:
@@ -192,7 +193,11 @@ def action_params(program) -> dict[str, list[str]]:
         for ch in chooses:
             for opt in ch.options:
                 out.setdefault(opt.name, [prm.name for prm in opt.params])
-    return dict(sorted(out.items(), key=lambda kv: _first_line(program, kv[0])))
+    out = dict(sorted(out.items(), key=lambda kv: _first_line(program, kv[0])))
+    for sd in getattr(program, "standing", ()):
+        for opt in sd.options:
+            out.setdefault(opt.name, [prm.name for prm in opt.params])
+    return out
 
 
 def _first_line(program, name: str) -> tuple[int, int]:

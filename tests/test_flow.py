@@ -435,3 +435,61 @@ def test_simulate_and_play_stop_at_the_limit_given_on_the_command_line(tmp_path)
                                   "--backend", backend, "-L", "max_loop_steps=9"])
         assert res.exit_code == X.FAULT, res.output
         assert loop_message(9) in res.output and "Traceback" not in res.output
+
+
+ENDER = """game Ender
+players 2..2
+state {
+  n: int = 0
+  ending: bool = false
+}
+standing p {
+  @end call_end() when n >= 2 and not ending {
+    ending = true
+  }
+}
+flow {
+  while not ending {
+    choose players[0] {
+      go() { n += 1 }
+    }
+  }
+}
+score p => n
+"""
+
+
+def test_an_end_declaration_as_a_standing_option(backend):
+    """`@end` on a standing option: end_action_index finds it; the decision is asked again
+    after it, so its own `when` must turn false (here `not ending`), or the simulators'
+    policy of taking it at once would take it forever."""
+    import random
+
+    from rulelang import sim
+
+    game = rulelang.load_text(ENDER, "ender.rules", backend=backend)
+    s = game.new_game(2)
+    s.apply("go()")
+    assert s.legal_actions() == ["go()"] and s.end_action_index() == -1
+    s.apply("go()")
+    assert s.legal_actions() == ["go()", "call_end()"] and s.end_action_index() == 1
+    s.apply("call_end()")
+    assert s.legal_actions() == ["go()"] and s.end_action_index() == -1
+    s.apply("go()")
+    assert s.is_terminal() and s.scores() == [3, 3]
+    t = game.new_game(2)
+    assert sim.drive(t, random.Random(1), "random_end") == (4, 0)
+    assert t.history == ["go()", "go()", "call_end()", "go()"]
+
+
+def test_greedy_bots_take_standing_loans_only_up_to_the_cap(backend):
+    """The heuristic (cash + plants) rewards a loan, so a greedy seat takes one whenever it
+    can: the `when` (two loans at most) is what ends that, as docs/language.md 7.2 asks."""
+    from rulelang import sim
+
+    game = rulelang.load(FLOW, backend=backend)
+    res = sim.play_game(game, 2, 5, ["greedy", "greedy"], record=True)
+    actions = res.record["actions"]
+    # each seat: two loans (+15 cash each), then hold (keeps the most cash)
+    assert actions[:6] == ["take_loan()", "take_loan()", "hold()"] * 2
+    assert actions.count("take_loan()") == 4 and res.decisions < 40
