@@ -62,9 +62,7 @@ class Viewer:
     def _state(self, obs: dict):
         from rulelang.interpreter.engine import State
 
-        st = State.__new__(State)
-        st.game = self.game
-        st.num_players = obs["num_players"]
+        st = State(self.game, obs["num_players"])  # a position holding only the variables
         types = self.program.state_types
         st.vars = {name: self.game.parse_value(j, types[name])
                    for name, j in obs["vars"].items() if name in types}

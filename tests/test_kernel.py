@@ -43,6 +43,16 @@ def _compiled(path, variant):
     return _GAMES[key]
 
 
+def _scores(s):
+    """The final scores, or the fault computing them (a random program's score may fault)."""
+    if not s.is_terminal():
+        return None
+    try:
+        return s.scores()
+    except RulesRuntimeError as exc:
+        return (exc.message, exc.location)
+
+
 def _both(game, start, seed, policy, max_steps=-1):
     """Run the protocol driver and the kernel from clones of `start`; return both outcomes."""
     out = []
@@ -54,8 +64,7 @@ def _both(game, start, seed, policy, max_steps=-1):
             err = None
         except RulesRuntimeError as exc:
             counts, err = None, (exc.message, exc.location)
-        out.append((counts, err, s.digest(), list(s.history), rng.getstate(),
-                    s.scores() if s.is_terminal() else None))
+        out.append((counts, err, s.digest(), list(s.history), rng.getstate(), _scores(s)))
     return out
 
 
