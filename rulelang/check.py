@@ -84,6 +84,7 @@ class Checker:
         self.secret_actions: set[str] = set()
         self.def_calls: dict[str, list[str]] = {}  # def -> defs it calls
         self.cur_def: str | None = None
+        self.resolved: dict[ast.TypeExpr, T.Type] = {}
 
     # -- diagnostics
     def error(self, code: str, msg: str, span: Span, *notes: str) -> None:
@@ -270,6 +271,14 @@ class Checker:
 
     # -- types of declarations
     def resolve_type(self, t: ast.TypeExpr) -> T.Type:
+        """The type a type expression names; each is resolved (and reported) once, however
+        often it is read (a def's parameter types are read at every call)."""
+        done = self.resolved.get(t)
+        if done is None:
+            done = self.resolved[t] = self._resolve_type(t)
+        return done
+
+    def _resolve_type(self, t: ast.TypeExpr) -> T.Type:
         if isinstance(t, ast.TName):
             if t.name == "int":
                 return T.INT
