@@ -198,3 +198,28 @@ def test_compiled_output_is_standalone_and_names_the_included_files(tmp_path):
     exec(compile(text, str(module), "exec"), namespace)  # noqa: S102 - our own output
     s = namespace["Game"]().new_game(2)
     assert s.scores() == [84, 84]
+
+
+def test_records_carry_the_digest_with_includes_and_replay_warns_after_a_data_edit(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from rulelang.cli import cli
+
+    work = tmp_path / "game"
+    shutil.copytree(FIXTURE, work)
+    main, records = work / "main.rules", tmp_path / "records"
+    runner = CliRunner()
+    res = runner.invoke(cli, ["simulate", str(main), "-p", "2", "-n", "1", "--records",
+                              str(records), "--backend", "interpreter"])
+    assert res.exit_code == 0, res.output
+    (record,) = sorted(records.glob("*.json"))
+    assert json.loads(record.read_text())["rules_digest"] == rulelang.check_file(main).digest
+    res = runner.invoke(cli, ["replay", str(main), str(record)])
+    assert res.exit_code == 0 and "warning" not in res.stderr
+    cities = work / "data" / "cities.rules"
+    cities.write_text(cities.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    res = runner.invoke(cli, ["replay", str(main), str(record)])
+    assert res.exit_code == 0
+    assert "differs from the rules file the record was made with" in res.stderr
