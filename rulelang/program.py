@@ -81,7 +81,8 @@ class Program:
     @property
     def digest(self) -> str:
         """sha256 of the rules text; with includes, of the text and every included file's
-        name and bytes (each length-prefixed), so an edit to included data changes it."""
+        path (relative to the rules file's folder) and bytes, each length-prefixed, so an
+        edit to included data changes it."""
         if not self.included:
             return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
         h = hashlib.sha256()

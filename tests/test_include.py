@@ -28,9 +28,21 @@ def test_included_data_plays_on_both_back_ends(backend):
 
 def test_each_file_is_read_once_in_include_order():
     program = rulelang.check_file(MAIN)
-    names = [name for name, _data in program.included]
-    assert names == [str(FIXTURE / "data" / "market.rules"), str(FIXTURE / "data" / "cities.rules")]
+    # named relative to the main file's folder: the digest does not depend on how the main
+    # file was named
+    assert [name for name, _data in program.included] == ["data/market.rules",
+                                                          "data/cities.rules"]
     assert list(program.enums) == ["Res", "City"]
+    assert list(program.included_texts) == [str(FIXTURE / "data" / "market.rules"),
+                                            str(FIXTURE / "data" / "cities.rules")]
+
+
+def test_the_digest_does_not_depend_on_how_the_main_file_is_named(monkeypatch):
+    absolute = rulelang.check_file(MAIN.resolve()).digest
+    monkeypatch.chdir(FIXTURE.parent)
+    assert rulelang.check_file(Path("include") / "main.rules").digest == absolute
+    monkeypatch.chdir(FIXTURE)
+    assert rulelang.check_file("main.rules").digest == absolute
 
 
 def _tree(tmp_path: Path, files: dict[str, str | bytes]) -> Path:
@@ -189,7 +201,8 @@ def test_compiled_output_is_standalone_and_names_the_included_files(tmp_path):
     program = rulelang.check_file(MAIN)
     text = compile_program(program)
     header = text.split('"""')[1]
-    assert f"    {FIXTURE / 'data' / 'market.rules'}\n" in header
+    assert "Included data (folded into this module):\n    data/market.rules\n" \
+           "    data/cities.rules\n" in header
     assert f"Source sha256 (with the included files): {program.digest}" in header
     # run from elsewhere, with the data folder gone: nothing is read at run time
     module = tmp_path / "engine.py"
