@@ -865,7 +865,7 @@ class Checker:
         if isinstance(e, ast.NoneLit):
             return T.NONE
         if isinstance(e, ast.Name):
-            return self.infer_name(e, scope)
+            return self.infer_name(e, scope, want)
         if isinstance(e, ast.CondExpr):
             self.expect(e.cond, scope, ctx, T.BOOL)
             a = self.infer(e.then, scope, ctx, want)
@@ -1010,8 +1010,16 @@ class Checker:
             self.p.array_values[e] = tuple(at[i] for i in range(len(members)))
         return T.array_of(et, index)
 
-    def infer_name(self, e: ast.Name, scope: _Scope) -> T.Type:
+    def infer_name(self, e: ast.Name, scope: _Scope, want: T.Type | None = None) -> T.Type:
         p = self.p
+        if e.name in p.graphs and want is not None and T.strip(want).kind == "enum" and any(
+                en == T.strip(want).name for en, _i in self.members.get(e.name, ())) and (
+                scope.lookup(e.name) is None):
+            # a graph named like a member of the enum wanted here (`Maps.Benelux` and the
+            # graph `Benelux`): the member
+            en, idx = next(x for x in self.members[e.name] if x[0] == T.strip(want).name)
+            p.refs[e] = ("member", en, idx)
+            return T.enum(en)
         loc = scope.lookup(e.name)
         if loc is not None:
             p.refs[e] = ("local", loc.slot)
