@@ -563,7 +563,10 @@ class _Evaluator(ExprEvaluator):
 
     # -- decisions and chance
     def when(self, e, env: dict) -> bool:
-        """An option's `when` test, remembered per values of the outside locals it reads."""
+        """An option's `when` test, remembered per values of the outside locals it reads if it
+        calls a def or has an aggregate (a plain test is cheaper to redo than to look up)."""
+        if not self.g.reads.costly(e):
+            return self.truth(e, env)
         key = tuple([env.get(s, _MISSING) for s in self.g.reads.locals_of(e)])
         return self._memoised(e, key, self.truth, e, env)
 
