@@ -547,6 +547,9 @@ class ExprEvaluator:
             runtime.fault_set_none(loc(e.span))
         return frozenset(items)
 
+    def eval_ArrayLit(self, e, env):
+        return tuple(self.kept(x, self.eval(x, env)) for x in self.p.array_values[e])
+
     def eval_Comp(self, e, env):
         slot = self.p.slots[e]
         out = []
@@ -582,7 +585,7 @@ def format_value(program: Program, v, t: T.Type):
     k = t.kind
     if k == "enum":
         return program.enums[t.name].members[v]
-    if k in ("int", "player", "bool", "any"):
+    if k in ("int", "player", "bool", "any", "graph"):  # a graph value is its name
         return v
     if k == "set":
         return [format_value(program, x, t.elem) for x in sorted(v)]

@@ -100,6 +100,8 @@ class Game:
             return self.program.enums[t.name].members.index(j)
         if k == "bool":
             return bool(j)
+        if k == "graph":
+            return str(j)
         if k in ("int", "player", "any"):
             return int(j)
         if k == "set":
@@ -495,6 +497,10 @@ class State:
             elif isinstance(ins, ChooseAt):
                 self.current_player = ev.nn(ins.node.player, frame)
                 if self._choices().n == 0:
+                    if ins.orelse >= 0:  # `choose ... else`: no pause, nothing in the history
+                        self._actions_cache = None
+                        self.pc = ins.orelse
+                        continue
                     runtime.fault_no_choice(loc(ins.node.span))
                 return
             elif isinstance(ins, ChanceAt):
