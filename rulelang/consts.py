@@ -413,10 +413,10 @@ class ExprEvaluator:
         return self.eval(e.then, env) if self.truth(e.cond, env) else self.eval(e.orelse, env)
 
     def eval_BinOp(self, e, env):
-        if e.op == "and":
-            return self.truth(e.left, env) and self.truth(e.right, env)
+        if e.op == "and":  # truth() written out, here and below
+            return bool(self.eval(e.left, env)) and bool(self.eval(e.right, env))
         if e.op == "or":
-            return self.truth(e.left, env) or self.truth(e.right, env)
+            return bool(self.eval(e.left, env)) or bool(self.eval(e.right, env))
         op = BINARY_OPS[e.op]
         if op.kind == "member":
             is_set = T.strip(self.p.types[e.right]).kind == "set"
