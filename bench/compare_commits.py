@@ -1,7 +1,7 @@
 """Compiled-engine throughput of this tree against another commit, measured in one run.
 
 Usage: python bench/compare_commits.py REV [FILES...] [--games N] [--rounds R] [--callgrind]
-           [--all] [--kernel]
+       [--backend interpreter] [--all] [--kernel]
 
 REV (a commit, tag or branch) is exported into a temporary folder with `git archive`. For each
 rules file (each tree plays its own copy of it, since the language may have grown), both trees
@@ -10,7 +10,9 @@ random, an end declaration taken at once), in fresh processes that alternate, R 
 that load on a shared machine hits both alike. Prints games/s per tree (best round) and the
 ratio this/REV. With --callgrind, each tree's playouts are counted in CPU instructions under
 `valgrind --tool=callgrind` instead (the same count whatever else the machine is doing; the
-count of a run with no games is subtracted), and the ratio is instructions REV/this.
+count of a run with no games is subtracted), and the ratio is instructions REV/this. With
+--backend interpreter the reference interpreter is measured instead, in decisions/s (the same
+games on both trees, so the ratio is that of games/s).
 --all measures every variant and player count of each file (else the base rules at --players).
 --kernel plays this tree's games inside its compiled playout kernel (`Game.playout`, the same
 games as the driver's) while REV keeps the protocol driver: the ratio is then kernel/REV.
@@ -37,6 +39,7 @@ import rulelang
 # The same driver for both trees, through the engine protocol only: uniform random choices,
 # an end declaration taken as soon as it is legal, chance drawn by weight.
 def play(game, players, seed):
+    global decisions
     rng = random.Random(seed)
     s = game.new_game(players)
     while not s.is_terminal():
@@ -55,46 +58,55 @@ def play(game, players, seed):
             k = s.end_action_index()
             if k < 0:
                 k = rng.randrange(n)
+            decisions += 1
         s.apply_index(k)
     return s
 
-game = rulelang.load(sys.argv[2], variant=sys.argv[6] or None, backend="compiled")
+game = rulelang.load(sys.argv[2], variant=sys.argv[7] or None, backend=sys.argv[5])
 players, games = int(sys.argv[3]), int(sys.argv[4])
-if sys.argv[5] == "kernel":
+decisions = 0
+if sys.argv[6] == "kernel":
     def play(game, players, seed):
+        global decisions
         s = game.new_game(players)
-        game.playout(s, random.Random(seed), "random_end")
+        decisions += game.playout(s, random.Random(seed), "random_end")[0]
         return s
 play(game, players, 0)
+decisions = 0
 t0 = time.perf_counter()
 for seed in range(1, games + 1):
     play(game, players, seed)
-print(json.dumps({"games_per_s": games / (time.perf_counter() - t0)}))
+el = time.perf_counter() - t0
+print(json.dumps({"games_per_s": games / el, "decisions_per_s": decisions / el}))
 """
 
 
 def instructions(tree: str, path: str, players: int, games: int, cache: str,
-                 mode: str = "protocol", variant: str | None = None) -> int:
+                 backend: str = "compiled", mode: str = "protocol",
+                 variant: str | None = None) -> int:
     """CPU instructions of `games` playouts (the same run with 0 games subtracted)."""
     counts = []
     for n in (games, 0):
         env = dict(os.environ, RULELANG_CACHE=cache, PYTHONDONTWRITEBYTECODE="1")
         with tempfile.NamedTemporaryFile() as out:
             cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}",
-                   sys.executable, "-c", PROBE, tree, path, str(players), str(n), mode,
-                   variant or ""]
+                   sys.executable, "-c", PROBE, tree, path, str(players), str(n), backend,
+                   mode, variant or ""]
             res = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
         counts.append(int(re.search(r"refs:\s+([\d,]+)", res.stderr).group(1).replace(",", "")))
     return counts[0] - counts[1]
 
 
 def measure(tree: str, path: str, players: int, games: int, cache: str,
-            mode: str = "protocol", variant: str | None = None) -> float:
+            backend: str = "compiled", mode: str = "protocol",
+            variant: str | None = None) -> float:
+    """games/s (compiled) or decisions/s (interpreter) of one fresh process."""
     env = dict(os.environ, RULELANG_CACHE=cache, PYTHONDONTWRITEBYTECODE="1")
     out = subprocess.run([sys.executable, "-c", PROBE, tree, path, str(players), str(games),
-                          mode, variant or ""],
+                          backend, mode, variant or ""],
                          capture_output=True, text=True, env=env, check=True)
-    return json.loads(out.stdout)["games_per_s"]
+    res = json.loads(out.stdout)
+    return res["games_per_s"] if backend == "compiled" else res["decisions_per_s"]
 
 
 def main() -> None:
@@ -105,10 +117,11 @@ def main() -> None:
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--callgrind", action="store_true",
                     help="count instructions under valgrind instead of timing")
+    ap.add_argument("--backend", choices=("compiled", "interpreter"), default="compiled")
     ap.add_argument("--all", action="store_true",
                     help="every variant and player count of each file")
     ap.add_argument("--kernel", action="store_true",
-                    help="this tree plays inside its playout kernel")
+                    help="this tree plays inside its playout kernel (compiled)")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     mode = {"old": "protocol", "new": "kernel" if args.kernel else "protocol"}
@@ -119,6 +132,8 @@ def main() -> None:
         archive = subprocess.run(["git", "-C", HERE, "archive", args.rev, "rulelang", "rules"],
                                  capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
+        unit = "decisions/s" if args.backend == "interpreter" else "games/s"
+        print(f"{args.backend}, {'instructions' if args.callgrind else unit}")
         print(f"{'rules file':<36} {args.rev[:12]:>14} {'this tree':>14} {'ratio':>7}")
         for path in files:
             import rulelang
@@ -136,9 +151,10 @@ def main() -> None:
                     for name, tree in (("old", old), ("new", HERE)):
                         own = os.path.join(tree, os.path.relpath(path, HERE))
                         cache = os.path.join(tmp, "cache-" + name)
-                        measure(tree, own, players, 1, cache, mode[name], variant)  # compile
+                        measure(tree, own, players, 1, cache, "compiled", mode[name],
+                                variant)  # compile
                         n[name] = instructions(tree, own, players, args.games, cache,
-                                               mode[name], variant)
+                                               args.backend, mode[name], variant)
                     print(f"{label:<36} {n['old']:>14,} {n['new']:>14,} "
                           f"{n['old'] / n['new']:>7.3f}", flush=True)
                     continue
@@ -147,8 +163,9 @@ def main() -> None:
                     for name, tree in (("old", old), ("new", HERE)):
                         cache = os.path.join(tmp, "cache-" + name)
                         own = os.path.join(tree, os.path.relpath(path, HERE))
-                        best[name] = max(best[name], measure(tree, own, players, args.games,
-                                                             cache, mode[name], variant))
+                        best[name] = max(best[name], measure(
+                            tree, own, players, args.games, cache, args.backend, mode[name],
+                            variant))
                 print(f"{label:<36} {best['old']:>14.1f} {best['new']:>14.1f} "
                       f"{best['new'] / best['old']:>7.3f}", flush=True)
 

@@ -19,7 +19,10 @@ def _cases():
     for path in sorted(glob.glob(os.path.join(RULES, "*.rules"))):
         game = rulelang.load(path)
         for variant in [None, *game.variants]:
-            for n in sorted({game.min_players, game.max_players}):
+            # Every player count of a narrow range (Automobile, Pola Naftowe: 3, 4 and 5),
+            # else the two ends.
+            span = range(game.min_players, game.max_players + 1)
+            for n in span if len(span) <= 3 else [game.min_players, game.max_players]:
                 out.append(pytest.param(path, variant, n,
                                         id=f"{os.path.basename(path)}-{variant or 'base'}-{n}p"))
     return out
