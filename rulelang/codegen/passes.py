@@ -14,7 +14,17 @@ from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured, _walk
 from rulelang.consts import key_match
-from rulelang.lower import ChanceAt, ChooseAt, Exec, FinishAt, IterNext, Jump, JumpIfNot, SetPhase
+from rulelang.lower import (
+    ChanceAt,
+    ChooseAt,
+    DepthFault,
+    Exec,
+    FinishAt,
+    IterNext,
+    Jump,
+    JumpIfNot,
+    SetPhase,
+)
 
 # Expression-bodied defs up to this many AST nodes (callees included) are inlined in statements.
 INLINE_NODES = 120
@@ -130,6 +140,9 @@ def plan_options(an, plan: Plan) -> None:
         if isinstance(ins, ChooseAt):
             for oi, opt in enumerate(ins.node.options):
                 plan.options[(pc, oi)] = _plan_option(an, opt)
+    flat = [opt for sd in an.p.standing for opt in sd.options]
+    for j, opt in enumerate(flat):
+        plan.options[("standing", -1 - j)] = _plan_option(an, opt)
 
 
 def _plan_option(an, opt: ast.Option) -> OptionPlan:
@@ -274,7 +287,7 @@ def plan_flow(an, plan: Plan) -> None:
             leaders.update((pc, pc + 1))
             if ins.orelse >= 0:
                 leaders.add(ins.orelse)
-        if isinstance(ins, ChanceAt | FinishAt):
+        if isinstance(ins, ChanceAt | FinishAt | DepthFault):
             leaders.update((pc, pc + 1))
     order = sorted(x for x in leaders if 0 <= x < len(code))
     for i, start in enumerate(order):
@@ -292,10 +305,12 @@ def plan_flow(an, plan: Plan) -> None:
         elif isinstance(last, ChooseAt):
             succ[start] = [last.orelse] if last.orelse >= 0 else []
             roots += list(last.targets)
+            if an.p.standing:
+                roots.append(end - 1)  # after a standing action the decision is asked again
         elif isinstance(last, ChanceAt):
             succ[start] = []
             roots.append(end)
-        elif isinstance(last, FinishAt):
+        elif isinstance(last, FinishAt | DepthFault):
             succ[start] = []
         else:
             succ[start] = [end]

@@ -20,6 +20,8 @@ from rulelang.lower import (
     Bind,
     ChanceAt,
     ChooseAt,
+    Copy,
+    DepthFault,
     Exec,
     FinishAt,
     IterInit,
@@ -78,12 +80,16 @@ class Game:
         for name, d in program.defs.items():
             for v in self.reads.of_def(name):
                 self.readers.setdefault(v, []).append(d)
+        # standing options, flat: option index len(decision's options) + j is the j-th
+        self.standing = [(sd, opt) for sd in program.standing for opt in sd.options]
+        whens = [opt for _sd, opt in self.standing]
         for ins in self.lowered.code:
             if isinstance(ins, ChooseAt):
-                for opt in ins.node.options:
-                    if opt.when is not None:
-                        for v in self.reads.of_expr(opt.when):
-                            self.readers.setdefault(v, []).append(opt.when)
+                whens += ins.node.options
+        for opt in whens:
+            if opt.when is not None:
+                for v in self.reads.of_expr(opt.when):
+                    self.readers.setdefault(v, []).append(opt.when)
 
     # -- formatting values by type
     def format_value(self, v, t: T.Type):
@@ -114,6 +120,11 @@ class Game:
                 return tuple(self.parse_value(j[n], t.elem) for n in names)
             return tuple(self.parse_value(x, t.elem) for x in j)
         raise AssertionError(t)
+
+    def option(self, node: ast.Choose, oi: int) -> ast.Option:
+        """Option oi of a decision: its own, then the standing options (flat)."""
+        n = len(node.options)
+        return node.options[oi] if oi < n else self.standing[oi - n][1]
 
     def option_slots(self, opt: ast.Option) -> tuple[str, ...]:
         """The frame slots of an option's parameters."""
@@ -203,7 +214,7 @@ class _Choices:
         if isinstance(node, ast.Chance):
             t = g.program.slot_types[g.program.slots[node]]
             return f"{node.name}({g.format_arg(values[0], t)})"
-        opt = node.options[oi]
+        opt = g.option(node, oi)
         args = ", ".join(g.format_arg(v, t) for v, t in zip(values, g.option_types(opt)))
         return f"{opt.name}({args})"
 
@@ -217,7 +228,7 @@ class _Choices:
         k = 0
         ends = self.game.end_actions
         for oi, combos in self.runs:
-            if self.ins.node.options[oi].name in ends:
+            if self.game.option(self.ins.node, oi).name in ends:
                 return k
             k += len(combos)
         return -1
@@ -342,7 +353,16 @@ class State:
         ins = self.game.lowered.code[self.pc]
         text = choices.text(k)
         oi, values = choices.at(k)
-        if isinstance(ins, ChooseAt):
+        if isinstance(ins, ChooseAt) and oi >= len(ins.node.options):
+            # a standing option: public history even at a secret decision; its body runs on
+            # locals of its own, then the same decision is asked again (the pc stays)
+            sd, opt = self.game.standing[oi - len(ins.node.options)]
+            env = {self.game.program.slots[sd]: self.current_player,
+                   **dict(zip(self.game.option_slots(opt), values))}
+            self.history.append(text)
+            self._seen.append(None)
+            _Evaluator(self.game, self).exec_block(opt.body, env)
+        elif isinstance(ins, ChooseAt):
             self.frame.update(zip(self.game.option_slots(ins.node.options[oi]), values))
             self.history.append(text)
             self._seen.append(-2 - self.current_player if ins.node.secret else None)
@@ -491,6 +511,11 @@ class State:
             elif isinstance(ins, SetPhase):
                 self.phase = ins.name
                 self.pc += 1
+            elif isinstance(ins, Copy):
+                frame[ins.dst] = frame.get(ins.src)
+                self.pc += 1
+            elif isinstance(ins, DepthFault):
+                runtime.fault_phase_depth(ins.phase, ins.depth, loc(ins.node.span))
             elif isinstance(ins, FinishAt):
                 self.current_player = TERMINAL
                 return
@@ -576,28 +601,38 @@ class _Evaluator(ExprEvaluator):
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
         runs = []
         for oi, opt in enumerate(ins.node.options):
-            env = dict(frame)
-            slots = self.g.option_slots(opt)
-            if not slots:
-                combos = [()] if opt.when is None or self.when(opt.when, env) else []
-            elif len(slots) == 1:
-                # the common case, without the general walk of _bindings
-                values = self._domain(opt.params[0], slots[0], env)
-                if opt.when is None:
-                    combos = list(zip(values))
-                else:
-                    combos = []
-                    for v in values:
-                        env[slots[0]] = v
-                        if self.when(opt.when, env):
-                            combos.append((v,))
-            else:
-                combos = [tuple(env[s] for s in slots)
-                          for _ in self._bindings(opt.params, 0, env)
-                          if opt.when is None or self.when(opt.when, env)]
+            combos = self._combos(opt, dict(frame))
             if combos:
                 runs.append((oi, combos))
+        if runs and self.g.standing:
+            # the deciding player's standing options, after the decision's own legal actions
+            n = len(ins.node.options)
+            for j, (sd, opt) in enumerate(self.g.standing):
+                combos = self._combos(opt, {self.p.slots[sd]: self.s.current_player})
+                if combos:
+                    runs.append((n + j, combos))
         return _Choices(self.g, ins, runs, None)
+
+    def _combos(self, opt: ast.Option, env: dict) -> list[tuple]:
+        """The parameter values of an option's legal actions, in order (env: the locals its
+        domains and `when` may read; the parameters are bound in it as they go)."""
+        slots = self.g.option_slots(opt)
+        if not slots:
+            return [()] if opt.when is None or self.when(opt.when, env) else []
+        if len(slots) == 1:
+            # the common case, without the general walk of _bindings
+            values = self._domain(opt.params[0], slots[0], env)
+            if opt.when is None:
+                return list(zip(values))
+            combos = []
+            for v in values:
+                env[slots[0]] = v
+                if self.when(opt.when, env):
+                    combos.append((v,))
+            return combos
+        return [tuple(env[s] for s in slots)
+                for _ in self._bindings(opt.params, 0, env)
+                if opt.when is None or self.when(opt.when, env)]
 
     def _domain(self, prm: ast.OParam, slot: str, env: dict) -> list:
         """The values an option parameter runs over, in order."""
