@@ -302,6 +302,7 @@ class Choose:
     player: Expr
     secret: bool
     options: tuple[Option, ...]
+    orelse: Block | None  # `else { ... }`: runs when no option is legal (no pause)
 
 
 @node

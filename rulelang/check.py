@@ -782,6 +782,8 @@ class Checker:
             if s.secret:
                 self.secret_actions.add(o.name)
         self.p.end_actions = frozenset(ends)
+        if s.orelse is not None:
+            self.check_block(s.orelse, scope, ctx)
 
     def register_action(self, name: str, sig: tuple[T.Type, ...], span: Span) -> None:
         prev = self.p.action_sigs.get(name)

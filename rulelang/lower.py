@@ -56,6 +56,8 @@ class ChooseAt:
     scope: tuple[str, ...]
     loops: tuple[int, ...]
     targets: list[int] = field(default_factory=list)
+    # where the `else` block starts (-1: none): taken, without a pause, when no option is legal
+    orelse: int = -1
 
 
 @dataclass
@@ -129,6 +131,9 @@ class _Lowerer:
                 continue
             seen.add(pc)
             ins = self.code[pc]
+            if isinstance(ins, ChooseAt) and ins.orelse >= 0:
+                todo.append(ins.orelse)  # a decision with no legal option does not pause
+                continue
             if isinstance(ins, ChooseAt | ChanceAt | FinishAt):
                 continue
             if isinstance(ins, Jump):
@@ -213,6 +218,9 @@ class _Lowerer:
                 inner = scope + tuple(p.slots[prm] for prm in o.params)
                 self.block(o.body, inner, exits, loops, phase)
                 ends.append(self.emit(Jump()))
+            if s.orelse is not None:
+                ch.orelse = len(self.code)
+                self.block(s.orelse, scope, exits, loops, phase)
             for j in ends:
                 j.target = len(self.code)
         elif isinstance(s, ast.Chance):
@@ -243,6 +251,8 @@ def binding_nodes(b: ast.Block) -> list:
                 for o in s.options:
                     out.extend(o.params)
                     block(o.body)
+                if s.orelse is not None:
+                    block(s.orelse)
 
     block(b)
     return out

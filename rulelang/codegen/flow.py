@@ -171,7 +171,10 @@ class FlowPrinter:
                 sk.emit(f"s.current_player = {self.nn(ins.node.player, c)}")
                 sk.emit(f"acts = legal_{self.names.pause[pc]}(s)")
                 sk.emit("if not acts:")
-                sk.emit(f"    fault_no_choice({w})")
+                if ins.orelse >= 0:  # `choose ... else`: no pause, nothing in the history
+                    sk.lines.extend(self._goto(ins.orelse, ind + 1, fn))
+                else:
+                    sk.emit(f"    fault_no_choice({w})")
                 sk.emit("s._acts = acts")
                 sk.emit("return -1")
                 return sk.lines

@@ -48,6 +48,8 @@ class Names:
             if isinstance(ins, ChooseAt):
                 for oi, target in enumerate(ins.targets):
                     resumes.setdefault(target, self.option_head(pc, oi))
+                if ins.orelse >= 0:
+                    resumes.setdefault(ins.orelse, f"{self.pause[pc]}_else")
             else:
                 assert isinstance(ins, ChanceAt)
                 resumes.setdefault(pc + 1, f"{self.pause[pc]}_then")

@@ -272,6 +272,8 @@ def plan_flow(an, plan: Plan) -> None:
         if isinstance(ins, ChooseAt):
             leaders.update(ins.targets)
             leaders.update((pc, pc + 1))
+            if ins.orelse >= 0:
+                leaders.add(ins.orelse)
         if isinstance(ins, ChanceAt | FinishAt):
             leaders.update((pc, pc + 1))
     order = sorted(x for x in leaders if 0 <= x < len(code))
@@ -288,7 +290,7 @@ def plan_flow(an, plan: Plan) -> None:
         elif isinstance(last, JumpIfNot | IterNext):
             succ[start] = [end, last.target]
         elif isinstance(last, ChooseAt):
-            succ[start] = []
+            succ[start] = [last.orelse] if last.orelse >= 0 else []
             roots += list(last.targets)
         elif isinstance(last, ChanceAt):
             succ[start] = []

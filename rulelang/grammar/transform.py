@@ -345,7 +345,10 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def choose_stmt(self, meta, c):
-        return ast.Choose(self._span(meta), c[0], c[1] is not None, tuple(c[2:]))
+        return ast.Choose(self._span(meta), c[0], c[1] is not None, tuple(c[2:-1]), c[-1])
+
+    def choose_else(self, c):
+        return c[0]
 
     def secret(self, c):
         return True

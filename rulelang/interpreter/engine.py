@@ -394,6 +394,10 @@ class State:
             elif isinstance(ins, ChooseAt):
                 self.current_player = ev.nn(ins.node.player, frame)
                 if not self._choices():
+                    if ins.orelse >= 0:  # `choose ... else`: no pause, nothing in the history
+                        self._actions_cache = None
+                        self.pc = ins.orelse
+                        continue
                     runtime.fault_no_choice(loc(ins.node.span))
                 return
             elif isinstance(ins, ChanceAt):

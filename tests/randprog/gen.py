@@ -852,6 +852,11 @@ class Gen:
             if secret:
                 self.secret_actions.append(name)
                 self.features.add("secret choice")
+        if self.chance(0.3):
+            # the fallback when no option is legal (often: the options' `when`s are random)
+            out.append(f"{self.pad(ind)}}} else {{")
+            self.block(out, env, self.sub(ctx), ind + 1, n=self.r.randint(0, 2))
+            self.features.add("choose else")
         out.append(f"{self.pad(ind)}}}")
 
     def stmt_chance(self, out, env, ctx, ind) -> None:

@@ -33,6 +33,7 @@ REQUIRED = {
     "comprehension", "sort", "len of enum name", "let", "private", "hidden", "finish",
     "fault: fail", "fault: division", "fault: table without a row", "fault: index",
     "fault: remove", "fault: empty min/max", "fault: none", "fault: no outcome",
+    "choose else",
 }
 
 

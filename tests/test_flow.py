@@ -1,0 +1,121 @@
+"""The control-flow constructs of docs/language.md (session 2026-12-01), with exact values on
+both back ends: `choose ... else` (section 7.1)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import rulelang
+from tests.conftest import ROOT
+
+FLOW = os.path.join(ROOT, "tests", "fixtures", "flow.rules")
+
+
+def loop_message(n: int) -> str:
+    return f"loop went round more than {n} times without a decision (limit max_loop_steps)"
+
+
+# ---- choose ... else ----------------------------------------------------------------------------
+def test_else_runs_without_a_pause_and_leaves_no_history(backend):
+    s = rulelang.load(FLOW, backend=backend).new_game(2)
+    assert s.legal_actions() == ["bid(5)", "bid(10)", "bid(15)", "bid(20)", "bid(25)", "hold()"]
+    s.apply("bid(25)")  # cash 5
+    s.apply("hold()")
+    # player 0 cannot seal (5 < 10): the else ran, and player 1 is asked at once
+    assert s.current_player == 1
+    assert s.legal_actions() == ["seal(1)", "seal(2)", "seal(3)"]
+    assert s.history == ["bid(25)", "hold()"]
+    s.apply("seal(2)")
+    # round 2: player 0 has no bid (5 - 10 < 5) and cannot hold (5 <= 20): passes by the else
+    assert s.current_player == 1 and s.get_var("auto_passes") == [1, 0]
+    assert s.legal_actions() == ["bid(5)", "bid(10)", "bid(15)", "bid(20)", "hold()"]
+    s.apply("bid(20)")
+    assert s.current_player == 1 and s.legal_actions() == ["seal(1)"]
+    s.apply("seal(1)")
+    # round 3: both pass by the else (player 1: 10 - 15 < 5, 10 <= 20), player 0 seals nothing
+    assert s.current_player == 1 and s.get_var("auto_passes") == [2, 1]
+    s.apply("seal(1)")
+    assert s.is_terminal()
+    assert s.history == ["bid(25)", "hold()", "seal(2)", "bid(20)", "seal(1)", "seal(1)"]
+    # the else of a secret decision leaves no entry to hide
+    assert s.history_for(0) == ["bid(25)", "hold()", "?", "bid(20)", "?", "?"]
+    assert s.history_for(1) == s.history
+    assert s.get_var("sealed") == [0, 1]
+    assert s.scores() == [5 + 25 + 0 + 2, 10 + 20 + 1 + 1]
+
+
+ELSE_ONLY = """game Spin
+players 2..2
+state { n: int = 0 }
+flow {
+  while n < 1000 {
+    choose players[0] {
+      go() when n < 0 { }
+    } else {
+      n += 1
+    }
+  }
+}
+score p => n
+"""
+
+
+def test_a_flow_loop_through_else_counts_against_the_loop_limit(backend):
+    """Every round takes the `else`, so no round pauses: the `while` is counted."""
+    game = rulelang.load_text(ELSE_ONLY, "spin.rules", backend=backend,
+                              limits={"max_loop_steps": 50})
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        game.new_game(2)
+    assert (err.value.location, err.value.message) == ("spin.rules:5:3", loop_message(50))
+    s = rulelang.load_text(ELSE_ONLY, "spin.rules", backend=backend).new_game(2)
+    assert s.is_terminal() and s.scores() == [1000, 1000] and s.history == []
+
+
+def test_without_else_no_legal_action_is_still_a_fault(backend):
+    text = ELSE_ONLY.replace("} else {\n      n += 1\n    }", "}")
+    game = rulelang.load_text(text, "spin.rules", backend=backend)
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        game.new_game(2)
+    assert err.value.location == "spin.rules:6:5"
+    assert "no legal action" in err.value.message
+
+
+ELSE_PAUSES = """game ElseChain
+players 2..2
+state {
+  n: int = 0
+  log: list<int> = []
+}
+flow {
+  for round in 1..3 {
+    choose players[0] {
+      odd() when round % 2 == 1 { push 1 to log }
+    } else {
+      chance coin(c: int in 0..1)
+      push 10 + c to log
+      if c == 1 {
+        choose players[1] { ok() { push 100 to log } }
+      }
+    }
+  }
+}
+score p => len(log)
+"""
+
+
+def test_an_else_block_may_pause(backend):
+    s = rulelang.load_text(ELSE_PAUSES, "chain.rules", backend=backend).new_game(2)
+    assert s.legal_actions() == ["odd()"]
+    s.apply("odd()")
+    assert s.current_player == rulelang.CHANCE
+    assert json.loads(s.to_json())["locals"] == {"round": 2}
+    s.apply("coin(1)")
+    assert s.current_player == 1 and s.legal_actions() == ["ok()"]
+    s.apply("ok()")
+    s.apply("odd()")
+    assert s.is_terminal()
+    assert s.get_var("log") == [1, 11, 100, 1]
+    assert s.history == ["odd()", "coin(1)", "ok()", "odd()"]
