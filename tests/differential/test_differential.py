@@ -14,18 +14,24 @@ from tests.conftest import RULES
 from tests.differential.lockstep import lockstep
 
 
-def _cases():
+def _cases(mid: bool = False):
+    """Every file and variant at its least and most players (and, with mid, the count halfway:
+    4 for 2-6 player games)."""
     out = []
     for path in sorted(glob.glob(os.path.join(RULES, "*.rules"))):
         game = rulelang.load(path)
         for variant in [None, *game.variants]:
-            for n in sorted({game.min_players, game.max_players}):
+            counts = {game.min_players, game.max_players}
+            if mid:
+                counts.add((game.min_players + game.max_players) // 2)
+            for n in sorted(counts):
                 out.append(pytest.param(path, variant, n,
                                         id=f"{os.path.basename(path)}-{variant or 'base'}-{n}p"))
     return out
 
 
 CASES = _cases()
+CASES_LONG = _cases(mid=True)
 
 
 @pytest.mark.parametrize(("path", "variant", "players"), CASES)
@@ -36,7 +42,7 @@ def test_lockstep(path, variant, players, seed, choices):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("path", "variant", "players"), CASES)
+@pytest.mark.parametrize(("path", "variant", "players"), CASES_LONG)
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**32 - 1), choices=st.lists(st.integers(0, 10**6), max_size=200))
 def test_lockstep_long(path, variant, players, seed, choices):
