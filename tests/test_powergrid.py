@@ -14,6 +14,7 @@ set_vars at a decision, as tests/test_acquire.py does. Areas are the fixed ones
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -118,14 +119,16 @@ def houses(*taken: tuple[list[str], int]) -> dict:
     return out
 
 
-def _cities() -> list[str]:
-    names = []
+@functools.cache
+def _cities() -> tuple[str, ...]:
+    names: list[str] = []
     for f in ("map_benelux.json", "map_central_europe.json"):
         with open(os.path.join(DATA, f), encoding="utf-8") as fh:
             names += [_ident(c["name"]) for c in json.load(fh)["cities"]]
-    return names
+    return tuple(names)
 
 
+@functools.cache
 def _convert():
     spec = importlib.util.spec_from_file_location("pg_convert", os.path.join(DATA, "convert.py"))
     mod = importlib.util.module_from_spec(spec)
@@ -178,7 +181,7 @@ def test_blocked_areas_are_not_in_play(pg):
 def test_free_brussel_bruxelles_link(pg):
     s = first_build(pg())
     # All Benelux cities in play (as with 5 players); player 0 has a house in Brussel.
-    cities = _cities()[:35]
+    cities = list(_cities()[:35])
     s.set_vars({"in_play": cities, "network": [["Brussel"], []],
                 "houses": houses((["Brussel"], 1))})
     # L106: Brussel-Bruxelles costs 0: the house costs its slot only, 47 - 10 = 37.
