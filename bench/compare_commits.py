@@ -1,6 +1,7 @@
 """Compiled-engine throughput of this tree against another commit, measured in one run.
 
 Usage: python bench/compare_commits.py REV [FILES...] [--games N] [--rounds R] [--callgrind]
+       [--backend interpreter]
 
 REV (a commit, tag or branch) is exported into a temporary folder with `git archive`. For each
 rules file (each tree plays its own copy of it, since the language may have grown), both trees
@@ -9,7 +10,9 @@ random, an end declaration taken at once), in fresh processes that alternate, R 
 that load on a shared machine hits both alike. Prints games/s per tree (best round) and the
 ratio this/REV. With --callgrind, each tree's playouts are counted in CPU instructions under
 `valgrind --tool=callgrind` instead (the same count whatever else the machine is doing; the
-count of a run with no games is subtracted), and the ratio is instructions REV/this.
+count of a run with no games is subtracted), and the ratio is instructions REV/this. With
+--backend interpreter the reference interpreter is measured instead, in decisions/s (the same
+games on both trees, so the ratio is that of games/s).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import rulelang
 # The same driver for both trees, through the engine protocol only: uniform random choices,
 # an end declaration taken as soon as it is legal, chance drawn by weight.
 def play(game, players, seed):
+    global decisions
     rng = random.Random(seed)
     s = game.new_game(players)
     while not s.is_terminal():
@@ -51,37 +55,45 @@ def play(game, players, seed):
             k = s.end_action_index()
             if k < 0:
                 k = rng.randrange(n)
+            decisions += 1
         s.apply_index(k)
     return s
 
-game = rulelang.load(sys.argv[2], backend="compiled")
+game = rulelang.load(sys.argv[2], backend=sys.argv[5])
 players, games = int(sys.argv[3]), int(sys.argv[4])
+decisions = 0
 play(game, players, 0)
+decisions = 0
 t0 = time.perf_counter()
 for seed in range(1, games + 1):
     play(game, players, seed)
-print(json.dumps({"games_per_s": games / (time.perf_counter() - t0)}))
+el = time.perf_counter() - t0
+print(json.dumps({"games_per_s": games / el, "decisions_per_s": decisions / el}))
 """
 
 
-def instructions(tree: str, path: str, players: int, games: int, cache: str) -> int:
+def instructions(tree: str, path: str, players: int, games: int, cache: str,
+                 backend: str = "compiled") -> int:
     """CPU instructions of `games` playouts (the same run with 0 games subtracted)."""
     counts = []
     for n in (games, 0):
         env = dict(os.environ, RULELANG_CACHE=cache, PYTHONDONTWRITEBYTECODE="1")
         with tempfile.NamedTemporaryFile() as out:
             cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}",
-                   sys.executable, "-c", PROBE, tree, path, str(players), str(n)]
+                   sys.executable, "-c", PROBE, tree, path, str(players), str(n), backend]
             res = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
         counts.append(int(re.search(r"refs:\s+([\d,]+)", res.stderr).group(1).replace(",", "")))
     return counts[0] - counts[1]
 
 
-def measure(tree: str, path: str, players: int, games: int, cache: str) -> float:
+def measure(tree: str, path: str, players: int, games: int, cache: str,
+            backend: str = "compiled") -> float:
+    """games/s (compiled) or decisions/s (interpreter) of one fresh process."""
     env = dict(os.environ, RULELANG_CACHE=cache, PYTHONDONTWRITEBYTECODE="1")
-    out = subprocess.run([sys.executable, "-c", PROBE, tree, path, str(players), str(games)],
-                         capture_output=True, text=True, env=env, check=True)
-    return json.loads(out.stdout)["games_per_s"]
+    out = subprocess.run([sys.executable, "-c", PROBE, tree, path, str(players), str(games),
+                          backend], capture_output=True, text=True, env=env, check=True)
+    res = json.loads(out.stdout)
+    return res["games_per_s"] if backend == "compiled" else res["decisions_per_s"]
 
 
 def main() -> None:
@@ -92,6 +104,7 @@ def main() -> None:
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--callgrind", action="store_true",
                     help="count instructions under valgrind instead of timing")
+    ap.add_argument("--backend", choices=("compiled", "interpreter"), default="compiled")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     files = args.files or sorted(glob.glob(os.path.join(HERE, "rules", "*.rules")))
@@ -101,6 +114,8 @@ def main() -> None:
         archive = subprocess.run(["git", "-C", HERE, "archive", args.rev, "rulelang", "rules"],
                                  capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
+        unit = "decisions/s" if args.backend == "interpreter" else "games/s"
+        print(f"{args.backend}, {'instructions' if args.callgrind else unit}")
         print(f"{'rules file':<22} {args.rev[:12]:>12} {'this tree':>12} {'ratio':>7}")
         for path in files:
             import rulelang
@@ -113,7 +128,7 @@ def main() -> None:
                     own = os.path.join(tree, os.path.relpath(path, HERE))
                     measure(tree, own, players, 1, os.path.join(tmp, "cache-" + name))  # compile
                     n[name] = instructions(tree, own, players, args.games,
-                                           os.path.join(tmp, "cache-" + name))
+                                           os.path.join(tmp, "cache-" + name), args.backend)
                 print(f"{os.path.basename(path):<22} {n['old']:>12,} {n['new']:>12,} "
                       f"{n['old'] / n['new']:>7.3f}")
                 continue
@@ -122,7 +137,8 @@ def main() -> None:
                 for name, tree in (("old", old), ("new", HERE)):
                     cache = os.path.join(tmp, "cache-" + name)
                     own = os.path.join(tree, os.path.relpath(path, HERE))
-                    best[name] = max(best[name], measure(tree, own, players, args.games, cache))
+                    best[name] = max(best[name], measure(tree, own, players, args.games, cache,
+                                                         args.backend))
             print(f"{os.path.basename(path):<22} {best['old']:>12.1f} {best['new']:>12.1f} "
                   f"{best['new'] / best['old']:>7.3f}")
 

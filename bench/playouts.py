@@ -1,14 +1,37 @@
-"""Random-playout throughput, interpreter vs compiled, measured in one run on the same seeds.
+"""Random-playout throughput of every rules file, variant and player count, measured in one run.
 
-Usage: python bench/playouts.py [--games N] [--interp-games M] [--players P[,P...]] [--variants]
-                               [--json OUT] [FILES...]
+Usage: python bench/playouts.py [FILES...] [--games N] [--interp-games M] [--players P ...]
+           [--rounds R] [--peer CMD [--peer-rules FILE] [--peer-players P]]
+           [--jobs-games G] [--json OUT]
 
---players takes one count or a list (each clamped to the file's range); --variants adds a row
-per declared variant (e.g. Power Grid's two maps) instead of the file's defaults only.
+Rows: one per (rules file, variant, player count), the files found in rules/*.rules unless
+FILES are given, every variant a file declares and every player count it allows (or those of
+--players). Each row plays the same seeds (0..N-1) on
+- `protocol`: the compiled engine through the engine protocol (rulelang.sim's driver, one
+  `apply_index` per step),
+- `kernel`: the same games played inside the compiled engine's playout kernel (`playout`), which
+  makes the same choices and draws, so both play exactly the same games (the digests of the
+  final states are compared, and a difference stops the run),
+- `interpreter`: the reference interpreter on the first M of those seeds,
+and prints games/s and decisions/s, the ratios kernel/protocol and protocol/interpreter, the
+peak memory of one game (tracemalloc, KiB) on each and the time to clone a mid-game state.
+Policy: uniform random legal choices, an end declaration taken as soon as it is legal, chance
+drawn from Random(seed) by weight. With --rounds R each timing is the best of R runs, taken in
+turn, so that load on a shared machine hits every engine alike.
 
-Policy: uniform random legal action, except that an end declaration is taken as soon as it is
-legal; chance sampled from Random(seed). Prints games/s and decisions/s for both back ends,
-their ratio, peak memory of a game and the time to clone a mid-game state.
+`--peer CMD` runs an external engine in the same run and prints its games/s and the ratios
+kernel/peer and protocol/peer, on the row of --peer-rules (default rules/acquire.rules, no
+variant) and --peer-players (default 4). The peer protocol: CMD (split like a shell line) is run
+with `--games N --seed S --players P` appended; it plays N games with the same policy (its own
+random numbers, seeded from S) and prints, as the last line of its output, one JSON object with
+at least "games" (N) and "seconds" (the time of the games alone, not of the process start).
+bench/peers/acquire_fast.py is such a peer: a hand-tuned stdlib Acquire.
+
+`--jobs-games G` also times `rulelang simulate`'s library call on G games of the peer row with
+--jobs 1 and --jobs 2 and prints the ratio (only meaningful on a quiet machine with 2 cores).
+
+The code before a change is measured with bench/compare_commits.py (the same driver on both
+trees, `--callgrind` for instruction counts that do not depend on the machine's load).
 """
 
 from __future__ import annotations
@@ -17,6 +40,9 @@ import argparse
 import glob
 import json
 import os
+import random
+import shlex
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -24,22 +50,33 @@ import tracemalloc
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import rulelang  # noqa: E402
-from rulelang.sim import play_random_game  # noqa: E402
+from rulelang.sim import random_playout  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run(game, players: int, seeds: range) -> dict:
-    t0 = time.perf_counter()
+def run(game, players: int, seeds: range, kernel: bool = False) -> dict:
+    """Play the seeds; games/s, decisions/s and the digest of every final state."""
+    finals = []
     decisions = 0
+    t0 = time.perf_counter()
     for seed in seeds:
-        decisions += play_random_game(game, players, seed).decisions
+        state, d, _c = random_playout(game, players, seed, kernel)
+        decisions += d
+        finals.append(state)
     el = time.perf_counter() - t0
-    return {"games": len(seeds), "seconds": el, "games_per_s": len(seeds) / el,
-            "decisions_per_s": decisions / el, "decisions_per_game": decisions / len(seeds)}
+    n = max(len(seeds), 1)
+    return {"games": len(seeds), "seconds": el, "games_per_s": len(seeds) / el if el else 0.0,
+            "decisions_per_s": decisions / el if el else 0.0, "decisions_per_game": decisions / n,
+            "digests": [s.digest() for s in finals]}
+
+
+def best(runs: list[dict]) -> dict:
+    out = min(runs, key=lambda r: r["seconds"])
+    return {k: v for k, v in out.items() if k != "digests"}
 
 
 def mid_game(game, players: int, seed: int = 1):
-    import random
-
     rng = random.Random(seed)
     s = game.new_game(players)
     for _ in range(150):
@@ -50,79 +87,154 @@ def mid_game(game, players: int, seed: int = 1):
 
 
 def clone_us(state, reps: int = 2000) -> float:
-    best = float("inf")
+    best_us = float("inf")
     for _ in range(5):
         t0 = time.perf_counter()
         for _ in range(reps):
             state.clone()
-        best = min(best, (time.perf_counter() - t0) / reps * 1e6)
-    return best
+        best_us = min(best_us, (time.perf_counter() - t0) / reps * 1e6)
+    return best_us
 
 
-def peak_kib(game, players: int) -> float:
+def peak_kib(game, players: int, kernel: bool = False) -> float:
     tracemalloc.start()
-    play_random_game(game, players, 12345)
+    random_playout(game, players, 12345, kernel)
     _cur, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return peak / 1024
 
 
+def run_peer(cmd: str, games: int, seed: int, players: int) -> dict:
+    argv = shlex.split(cmd) + ["--games", str(games), "--seed", str(seed),
+                               "--players", str(players)]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT)
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    if data.get("games") != games:
+        raise SystemExit(f"peer played {data.get('games')} games, not {games}: {cmd}")
+    return {"games": games, "seconds": data["seconds"],
+            "games_per_s": games / data["seconds"]}
+
+
+def jobs_ratio(path: str, players: int, games: int) -> dict:
+    from rulelang.sim import simulate
+
+    out = {}
+    for jobs in (1, 2):
+        t0 = time.perf_counter()
+        simulate(path, players, games, seed=1, jobs=jobs, backend="compiled")
+        out[jobs] = games / (time.perf_counter() - t0)
+    return {"games": games, "jobs1_games_per_s": out[1], "jobs2_games_per_s": out[2],
+            "ratio": out[2] / out[1]}
+
+
+def rows_of(path: str, counts: list[int] | None) -> list[tuple[str | None, int]]:
+    g = rulelang.load(path, backend="interpreter")
+    allowed = range(g.min_players, g.max_players + 1)
+    players = [p for p in counts if p in allowed] if counts else list(allowed)
+    return [(v, p) for v in [None, *g.variants] for p in players]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*")
-    ap.add_argument("--games", type=int, default=300, help="compiled games per file")
-    ap.add_argument("--interp-games", type=int, default=10, help="interpreter games per file")
-    ap.add_argument("--players", default="4", help="a player count or a list: 2,4,6")
-    ap.add_argument("--variants", action="store_true", help="one row per declared variant")
+    ap.add_argument("--games", type=int, default=100, help="compiled games per row")
+    ap.add_argument("--interp-games", type=int, default=2, help="interpreter games per row")
+    ap.add_argument("--players", type=int, nargs="*", help="player counts (default: all)")
+    ap.add_argument("--rounds", type=int, default=1, help="best of R timings per engine")
+    ap.add_argument("--peer", help="external engine command (see the module docstring)")
+    ap.add_argument("--peer-rules", default=os.path.join("rules", "acquire.rules"))
+    ap.add_argument("--peer-players", type=int, default=4)
+    ap.add_argument("--jobs-games", type=int, default=0)
     ap.add_argument("--json", dest="json_out")
     args = ap.parse_args()
-    files = args.files or sorted(glob.glob(os.path.join(os.path.dirname(__file__), "..",
-                                                        "rules", "*.rules")))
-    rows = []
+    files = args.files or sorted(glob.glob(os.path.join(ROOT, "rules", "*.rules")))
+    out_rows = []
     for path in files:
+        rel = os.path.relpath(path, ROOT)
         t0 = time.perf_counter()
         rulelang.check_file(path)
         check_ms = (time.perf_counter() - t0) * 1000
-        base = rulelang.load(path, backend="interpreter")
-        variants = list(base.variants) if args.variants and base.variants else [None]
-        counts = sorted({min(max(int(n), base.min_players), base.max_players)
-                         for n in args.players.split(",")})
-        for variant in variants:
-            for players in counts:
-                rows.append(_row(path, variant, players, check_ms, args))
+        print(f"{rel}  (parse+check {check_ms:.0f} ms)")
+        for variant, players in rows_of(path, args.players):
+            interp = rulelang.load(path, variant=variant, backend="interpreter")
+            comp = rulelang.load(path, variant=variant, backend="compiled")
+            has_kernel = hasattr(comp, "playout")
+            seeds = range(args.games)
+            peer_here = (args.peer and variant is None and players == args.peer_players
+                         and os.path.samefile(path, os.path.join(ROOT, args.peer_rules)))
+            timings: dict[str, list[dict]] = {"protocol": [], "kernel": [], "peer": []}
+            for _ in range(max(args.rounds, 1)):
+                timings["protocol"].append(run(comp, players, seeds))
+                if has_kernel:
+                    timings["kernel"].append(run(comp, players, seeds, kernel=True))
+                if peer_here:
+                    timings["peer"].append(run_peer(args.peer, args.games, 0, players))
+            prot = best(timings["protocol"])
+            row = {"file": rel, "variant": variant, "players": players,
+                   "parse_check_ms": check_ms, "protocol": prot}
+            if has_kernel:
+                if timings["kernel"][0]["digests"] != timings["protocol"][0]["digests"]:
+                    raise SystemExit(f"{rel} {variant} {players}p: the kernel's games differ "
+                                     "from the protocol driver's")
+                row["kernel"] = best(timings["kernel"])
+                row["ratio_kernel_protocol"] = row["kernel"]["games_per_s"] / prot["games_per_s"]
+            if args.interp_games > 0:
+                ri = best([run(interp, players, range(args.interp_games))])
+                same = best([run(comp, players, range(args.interp_games))])
+                row["interpreter"] = ri
+                row["ratio_protocol_interpreter"] = ri["seconds"] / same["seconds"]
+            row["clone_us_compiled"] = clone_us(mid_game(comp, players))
+            row["clone_us_interpreter"] = clone_us(mid_game(interp, players), 100)
+            row["peak_kib_protocol"] = peak_kib(comp, players)
+            if has_kernel:
+                row["peak_kib_kernel"] = peak_kib(comp, players, kernel=True)
+            row["peak_kib_interpreter"] = peak_kib(interp, players)
+            if peer_here:
+                row["peer"] = min(timings["peer"], key=lambda r: r["seconds"])
+                row["peer_command"] = args.peer
+                row["ratio_protocol_peer"] = prot["games_per_s"] / row["peer"]["games_per_s"]
+                if has_kernel:
+                    row["ratio_kernel_peer"] = (row["kernel"]["games_per_s"]
+                                                / row["peer"]["games_per_s"])
+            out_rows.append(row)
+            print_row(row, args)
+    if args.jobs_games:
+        path = os.path.join(ROOT, args.peer_rules)
+        jr = jobs_ratio(path, args.peer_players, args.jobs_games)
+        print(f"simulate {args.peer_rules} {args.peer_players}p, {args.jobs_games} games: "
+              f"--jobs 1 {jr['jobs1_games_per_s']:.0f} games/s, --jobs 2 "
+              f"{jr['jobs2_games_per_s']:.0f} games/s, ratio {jr['ratio']:.2f}x")
+        out_rows.append({"jobs": jr})
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as f:
-            json.dump(rows, f, indent=1)
+            json.dump(out_rows, f, indent=1)
 
 
-def _row(path: str, variant, players: int, check_ms: float, args) -> dict:
-    interp = rulelang.load(path, variant=variant, backend="interpreter")
-    comp = rulelang.load(path, variant=variant, backend="compiled")
-    # Same seeds on both: the interpreter's games are the first of the compiled ones.
-    ri = run(interp, players, range(args.interp_games))
-    rc = run(comp, players, range(args.games))
-    ri_same = run(comp, players, range(args.interp_games))
-    row = {
-        "file": os.path.relpath(path), "variant": variant, "players": players,
-        "parse_check_ms": check_ms, "interpreter": ri, "compiled": rc,
-        "ratio_games_per_s": rc["games_per_s"] / ri["games_per_s"],
-        "ratio_same_seeds": ri["seconds"] / ri_same["seconds"],
-        "clone_us_interpreter": clone_us(mid_game(interp, players), 200),
-        "clone_us_compiled": clone_us(mid_game(comp, players)),
-        "peak_kib_interpreter": peak_kib(interp, players),
-        "peak_kib_compiled": peak_kib(comp, players),
-    }
-    label = f" {variant}" if variant else ""
-    print(f"{row['file']}{label}  ({players} players; parse+check {check_ms:.0f} ms)")
-    for name in ("interpreter", "compiled"):
-        r = row[name]
-        print(f"  {name:<12} {r['games_per_s']:9.1f} games/s {r['decisions_per_s']:11.0f} "
-              f"decisions/s  ({r['games']} games, {r['decisions_per_game']:.0f} decisions"
-              f"/game)  clone {row['clone_us_' + name]:.1f} us  peak "
-              f"{row['peak_kib_' + name]:.0f} KiB")
-    print(f"  compiled / interpreter: {row['ratio_games_per_s']:.1f}x games/s "
-          f"({row['ratio_same_seeds']:.1f}x on the same {args.interp_games} seeds)")
-    return row
+def print_row(row: dict, args) -> None:
+    name = f"{row['variant'] or '(base)'}, {row['players']} players"
+    print(f"  {name}")
+
+    def line(label: str, r: dict, extra: str = "") -> None:
+        dps = r.get("decisions_per_s")
+        d = f" {dps:11.0f} decisions/s" if dps is not None else " " * 24
+        print(f"    {label:<12} {r['games_per_s']:9.1f} games/s{d}  ({r['games']} games){extra}")
+
+    prot = row["protocol"]
+    line("protocol", prot, f"  {prot['decisions_per_game']:.0f} decisions/game, clone "
+         f"{row['clone_us_compiled']:.1f} us, peak {row['peak_kib_protocol']:.0f} KiB")
+    if "kernel" in row:
+        line("kernel", row["kernel"], f"  peak {row['peak_kib_kernel']:.0f} KiB; "
+             f"kernel/protocol {row['ratio_kernel_protocol']:.2f}x")
+    if "interpreter" in row:
+        line("interpreter", row["interpreter"],
+             f"  clone {row['clone_us_interpreter']:.0f} us, peak "
+             f"{row['peak_kib_interpreter']:.0f} KiB; protocol/interpreter "
+             f"{row['ratio_protocol_interpreter']:.0f}x (same seeds)")
+    if "peer" in row:
+        extra = f"  protocol/peer {row['ratio_protocol_peer']:.2f}x"
+        if "ratio_kernel_peer" in row:
+            extra += f", kernel/peer {row['ratio_kernel_peer']:.2f}x"
+        line("peer", row["peer"], extra)
 
 
 if __name__ == "__main__":

@@ -27,20 +27,30 @@ def _limits(limits: Limits | dict | None) -> Limits:
 
 
 def check_text(text: str, filename: str = "<rules>", variant: str | None = None,
-               params: dict | None = None, limits: Limits | dict | None = None):
-    """Parse and check rules text; returns the checked Program or raises RulesError."""
+               params: dict | None = None, limits: Limits | dict | None = None,
+               include_dir: str | Path | None = None, _main: str | Path | None = None):
+    """Parse and check rules text; returns the checked Program or raises RulesError.
+
+    `include` paths resolve against `include_dir` (check_file and load pass the file's own
+    folder); without one, text that includes a file is refused (E045)."""
     from rulelang.check import check
     from rulelang.grammar import parse
+    from rulelang.include import expand
 
     lim = _limits(limits)
-    program = check(parse(text, filename), text, filename, variant, params)
+    module, included, diags = expand(parse(text, filename), filename, include_dir, parse,
+                                     _main)
+    if diags:
+        raise RulesError(diags, text, included.texts)
+    program = check(module, text, filename, variant, params, included)
     program.limits = lim
     return program
 
 
 def check_file(path: str | Path, variant: str | None = None, params: dict | None = None,
                limits: Limits | dict | None = None):
-    return check_text(_read(path), str(path), variant, params, limits)
+    return check_text(_read(path), str(path), variant, params, limits, Path(path).parent,
+                      path)
 
 
 def _read(path: str | Path) -> str:
@@ -56,9 +66,11 @@ def _read(path: str | Path) -> str:
 
 def load_text(text: str, filename: str = "<rules>", variant: str | None = None,
               params: dict | None = None, backend: str = "interpreter",
-              limits: Limits | dict | None = None):
-    """Load rules from text; see load()."""
-    program = check_text(text, filename, variant, params, limits)
+              limits: Limits | dict | None = None, include_dir: str | Path | None = None,
+              _main: str | Path | None = None):
+    """Load rules from text; see load(). `include` paths resolve against `include_dir`;
+    without one, text that includes a file is refused (E045)."""
+    program = check_text(text, filename, variant, params, limits, include_dir, _main)
     if backend == "interpreter":
         from rulelang.interpreter import Game
 
@@ -76,4 +88,5 @@ def load(path: str | Path, variant: str | None = None, params: dict | None = Non
 
     `limits` (a rulelang.Limits, or a dict of its fields) bounds runaway rules: loop steps
     without a decision, collection sizes and int sizes (docs/language.md, "Limits")."""
-    return load_text(_read(path), str(path), variant, params, backend, limits)
+    return load_text(_read(path), str(path), variant, params, backend, limits,
+                     Path(path).parent, path)

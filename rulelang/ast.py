@@ -42,7 +42,15 @@ class TOpt:
     inner: TypeExpr
 
 
-TypeExpr = TName | TSet | TList | TArray | TOpt
+@node
+class TGraph:
+    """`graph<E>`: a weighted graph over the members of enum (or grid) E."""
+
+    span: Span
+    node: TypeExpr
+
+
+TypeExpr = TName | TSet | TList | TArray | TOpt | TGraph
 
 
 # ---- expressions -------------------------------------------------------------------------------
@@ -169,7 +177,9 @@ class SetLit:
 
 @node
 class Comp:
-    """`[elem for var in iter if cond]` (kind "list") or `{...}` (kind "set")."""
+    """`[elem for var in iter if cond]` (kind "list"), `{...}` (kind "set"), or the array
+    constructor `[key => elem for var in iter]` (kind "array"; key is the name written before
+    `=>`, which must be var, and iter a whole index type)."""
 
     span: Span
     kind: str
@@ -177,11 +187,24 @@ class Comp:
     var: str
     iter: Expr
     cond: Expr | None
+    key: str = ""
+    key_span: Span | None = None
+
+
+@node
+class ArrayLit:
+    """`[Coal => 24, Oil => 18, ...]`: an enum-indexed array naming every member once. The
+    checker puts the values in member order (Program.array_values): both back ends evaluate
+    them in that order."""
+
+    span: Span
+    keys: tuple[Expr, ...]
+    values: tuple[Expr, ...]
 
 
 Expr = (
     IntLit | BoolLit | NoneLit | Name | CondExpr | BinOp | Not | Neg | Range | Index | Attr
-    | Call | Agg | Sort | ListLit | SetLit | Comp
+    | Call | Agg | Sort | ListLit | SetLit | Comp | ArrayLit
 )
 
 
@@ -352,6 +375,14 @@ class Field:
     span: Span
     name: str
     type: TypeExpr
+
+
+@node
+class IncludeDecl:
+    """`include "data/x.rules"`: resolved before checking (rulelang/include.py)."""
+
+    span: Span
+    path: str
 
 
 @node
@@ -594,7 +625,7 @@ class ViewDecl:
 Decl = (
     GameDecl | PlayersDecl | ParamDecl | VariantDecl | EnumDecl | GridDecl | GraphDecl | ConstDecl
     | TableDecl | StateDecl | DefDecl | PhaseDecl | FlowDecl | ScoreDecl | MetricDecl
-    | ViewDecl
+    | ViewDecl | IncludeDecl
 )
 
 

@@ -488,6 +488,12 @@ class MCTSBot(Bot):
         rng = self.rng
         end_actions = self.game.end_actions
         steps = 0
+        kernel = getattr(self.game, "playout", None)
+        if kernel is not None:
+            # The compiled playout kernel: the same steps and random numbers as the loop below
+            # (rulelang.sim.drive's "random_end" policy), inside the engine.
+            steps = max(self.rollout_depth, 0)
+            kernel(d, rng, "random_end", steps)
         while True:
             player = d.current_player
             if player == TERMINAL:

@@ -279,6 +279,13 @@ class Checker:
             return T.array_of(e, i)
         if isinstance(t, ast.TOpt):
             return T.opt(self.resolve_type(t.inner))
+        if isinstance(t, ast.TGraph):
+            n = self.resolve_type(t.node)
+            if n.kind not in ("enum", "any"):
+                self.error("E044", f"a graph's nodes are the members of an enum or grid, not {n}",
+                           t.node.span)
+                return T.ANY
+            return T.graph_of(n)
         raise AssertionError(t)
 
     def check_types_of_decls(self) -> None:
@@ -306,6 +313,9 @@ class Checker:
             info.fields = [(f.name, self.resolve_type(f.type)) for f in decl.fields]
         for v in p.state_vars:
             p.state_types[v.name] = self.resolve_type(v.type)
+            if T.has_graph(p.state_types[v.name]):
+                self.error("E044", "state cannot hold a graph; select it with a const or pass "
+                           "it to a def", v.type.span)
         for g in p.graphs.values():
             self.check_graph(g)
 
@@ -446,7 +456,8 @@ class Checker:
     def find_nonconst(self, e) -> ast.Expr | None:
         if isinstance(e, ast.Name):
             ref = self.p.refs.get(e)
-            if ref is None or ref[0] in ("param", "const", "member", "enum_all", "local"):
+            if ref is None or ref[0] in ("param", "const", "member", "enum_all", "local",
+                                         "graph"):
                 return None
             return e
         if isinstance(e, ast.Call):
@@ -883,6 +894,10 @@ class Checker:
                 self.error("E012", f"set elements must be player, bool or enum values, not {et}",
                            e.span)
             return T.Type(kind, elem=et)
+        if isinstance(e, ast.Comp) and e.kind == "array":
+            return self.infer_array_comp(e, scope, ctx, want)
+        if isinstance(e, ast.ArrayLit):
+            return self.infer_array_lit(e, scope, ctx, want)
         if isinstance(e, ast.Comp):
             et = self.elem_type(e.iter, scope, ctx)
             inner = _Scope(scope)
@@ -895,6 +910,77 @@ class Checker:
                            e.elem.span)
             return T.Type(e.kind, elem=T.strip(rt) if e.kind == "set" else rt)
         raise AssertionError(e)
+
+    def infer_array_comp(self, e: ast.Comp, scope, ctx, want) -> T.Type:
+        """`[k => v for k in C]`: C names a whole index type (an enum, a grid, players)."""
+        ct = self.infer(e.iter, scope, ctx)
+        ref = self.p.refs.get(e.iter) if isinstance(e.iter, ast.Name) else None
+        if ref is not None and ref[0] == "enum_all":
+            index = T.enum(ref[1])
+        elif ref is not None and ref[0] == "players":
+            index = T.PLAYER
+        else:
+            if ct.kind != "any":
+                self.error("E042", "an array constructor runs over a whole index type: an enum "
+                           f"or grid name, or players (not a {ct})", e.iter.span)
+            index = T.ANY
+        if e.key != e.var:
+            self.error("E042", f"the key before '=>' must be the loop variable '{e.var}'",
+                       e.key_span or e.span)
+        inner = _Scope(scope)
+        self.declare_local(inner, e, e.var, index, e.span)
+        wanted = want.elem if want is not None and want.kind == "array" else None
+        vt = self.infer(e.elem, inner, ctx, wanted)
+        return T.ANY if index.kind == "any" else T.array_of(vt, index)
+
+    def infer_array_lit(self, e: ast.ArrayLit, scope, ctx, want) -> T.Type:
+        """`[Coal => 24, ...]`: every member of one enum (or grid) once, in any order."""
+        index: T.Type | None = None
+        at: dict[int, ast.Expr] = {}
+        key_at: dict[int, ast.Expr] = {}
+        ok = True
+        for k, v in zip(e.keys, e.values):
+            kt = self.infer(k, scope, ctx)
+            ref = self.p.refs.get(k)
+            if ref is None or ref[0] != "member":
+                if kt.kind != "any":
+                    self.error("E043", "a key of an array literal is a member of an enum or "
+                               "grid, written by name", k.span)
+                ok = False
+                continue
+            if index is None:
+                index = kt
+            elif kt != index:
+                self.error("E043", f"this key is a {kt}; the first key is a {index}", k.span)
+                ok = False
+                continue
+            if ref[2] in at:
+                self.error("E043", f"member '{self.p.enums[ref[1]].members[ref[2]]}' is given "
+                           "twice", k.span, f"first given at {key_at[ref[2]].span}")
+                ok = False
+                continue
+            at[ref[2]] = v
+            key_at[ref[2]] = k
+        wanted = want.elem if want is not None and want.kind == "array" else None
+        et = wanted or T.ANY
+        for v in e.values:
+            vt = self.infer(v, scope, ctx, wanted)
+            j = T.join(et, vt)
+            if j is None:
+                self.error("E012", f"mixed element types {et} and {vt}", v.span)
+            else:
+                et = j
+        if index is None:
+            return T.ANY
+        members = self.p.enums[index.name].members
+        missing = [m for i, m in enumerate(members) if i not in at]
+        if missing and ok:
+            shown = ", ".join(missing[:8]) + (", ..." if len(missing) > 8 else "")
+            self.error("E043", f"this array literal does not give {shown} (an array literal "
+                       f"names every member of {index.name} once)", e.span)
+        elif ok:
+            self.p.array_values[e] = tuple(at[i] for i in range(len(members)))
+        return T.array_of(et, index)
 
     def infer_name(self, e: ast.Name, scope: _Scope) -> T.Type:
         p = self.p
@@ -919,7 +1005,8 @@ class Checker:
             return T.set_of(T.enum(e.name))
         if e.name in p.graphs:
             p.refs[e] = ("graph", e.name)
-            return T.Type("graph", e.name)
+            node = p.graphs[e.name].node_type
+            return T.graph_of(T.enum(node)) if node in p.enums else T.ANY
         if e.name == "players":
             p.refs[e] = ("players",)
             return T.list_of(T.PLAYER)
@@ -1066,6 +1153,8 @@ def _children(e):
         return (e.obj,)
     if isinstance(e, ast.Call | ast.ListLit | ast.SetLit):
         return e.args if isinstance(e, ast.Call) else e.items
+    if isinstance(e, ast.ArrayLit):
+        return (*e.keys, *e.values)
     if isinstance(e, ast.Agg | ast.Comp):
         return tuple(x for x in (e.elem, e.iter, e.cond) if x is not None)
     if isinstance(e, ast.Sort):
@@ -1074,9 +1163,13 @@ def _children(e):
 
 
 def check(module: ast.Module, source: str, filename: str, variant: str | None = None,
-          params: dict[str, object] | None = None) -> Program:
-    """Run every semantic pass; raise RulesError with all diagnostics if any fail."""
+          params: dict[str, object] | None = None, included=None) -> Program:
+    """Run every semantic pass; raise RulesError with all diagnostics if any fail.
+    `included`: the files `include` pulled in (rulelang/include.py), for digest and messages."""
     program = Program(filename=filename, source=source, module=module)
+    if included is not None:
+        program.included = tuple(included.raw)
+        program.included_texts = dict(included.texts)
     checker = Checker(program)
     try:
         checker.run(variant, dict(params or {}))
@@ -1095,7 +1188,7 @@ def check(module: ast.Module, source: str, filename: str, variant: str | None = 
             more = f"{len(diags) - MAX_DIAGNOSTICS} more errors not shown"
             diags = diags[:MAX_DIAGNOSTICS - 1] + [
                 Diagnostic(last.code, last.message, last.span, (*last.notes, more))]
-        raise RulesError(diags, source)
+        raise RulesError(diags, source, program.included_texts)
     return program
 
 

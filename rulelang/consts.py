@@ -34,6 +34,9 @@ class Constants:
 
     def __init__(self, program: Program) -> None:
         self.program = program
+        # loc(node.span) per node, made on first use: most evaluations pass a location to a
+        # check that passes, so formatting it each time would be wasted.
+        self.locs: dict[object, str] = {}
         self.growth = Growth(program, self)
         self.neighbors: dict[str, tuple] = {}
         for info in program.enums.values():
@@ -277,11 +280,25 @@ def _returns_in(stmts) -> list:
     return out
 
 
+_ABSENT = object()
+
+
 class ExprEvaluator:
     """eval_<Node> for every expression node: the reference meaning of expressions.
 
     Every place where `none` cannot stand is checked with nn/conv, at the span of the expression
-    that produced it; generated engines check exactly the same places."""
+    that produced it; generated engines check exactly the same places.
+
+    `eval` finds eval_<Node> in a table per evaluator class (node class -> function), filled on
+    first use, rather than building the method name on every call. Comprehensions and
+    aggregates bind their variable in the caller's env for the time of the loop (each has a
+    slot of its own) instead of copying the env for every element."""
+
+    _evals: dict[type, object] = {}
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._evals = {}
 
     def __init__(self, constants: Constants) -> None:
         self.k = constants
@@ -299,7 +316,19 @@ class ExprEvaluator:
     def call_def(self, d: ast.DefDecl, args: list):
         raise RulesRuntimeError(f"def '{d.name}' cannot be called here", loc(d.span))
 
+    def stops_early(self, e: ast.Agg) -> bool:
+        """Whether an `any` / `all` may stop at its first deciding element: only when no element
+        can fault (by default every element is evaluated, so a later fault is reported)."""
+        return False
+
     # -- helpers
+    def at(self, e) -> str:
+        """loc(e.span), made once per node."""
+        w = self.k.locs.get(e)
+        if w is None:
+            w = self.k.locs[e] = loc(e.span)
+        return w
+
     def nn(self, e, env):
         v = self.eval(e, env)
         if v is None:
@@ -317,7 +346,7 @@ class ExprEvaluator:
         """v, the value of e where it is kept (bound, stored, passed on): checked against the
         int limit if e may have grown."""
         if v is not None and self.k.growth(e):
-            runtime.bounded(v, self.int_max, loc(e.span))
+            runtime.bounded(v, self.int_max, self.at(e))
         return v
 
     def truth(self, e, env) -> bool:
@@ -329,7 +358,10 @@ class ExprEvaluator:
 
     # -- expressions
     def eval(self, e, env: dict):
-        return getattr(self, "eval_" + type(e).__name__)(e, env)
+        f = self._evals.get(type(e))
+        if f is None:
+            f = self._evals[type(e)] = getattr(type(self), "eval_" + type(e).__name__)
+        return f(self, e, env)
 
     def eval_IntLit(self, e, env):
         return e.value
@@ -381,8 +413,8 @@ class ExprEvaluator:
         a = self.nn(e.left, env)
         b = self.nn(e.right, env)
         if e.op == "+" and isinstance(a, tuple):
-            return runtime.concat(a, b, self.limits.max_collection, loc(e.span))
-        return op.run(a, b, loc(e.span))
+            return runtime.concat(a, b, self.limits.max_collection, self.at(e))
+        return op.run(a, b, self.at(e))
 
     def eval_Not(self, e, env):
         return not self.truth(e.operand, env)
@@ -399,7 +431,7 @@ class ExprEvaluator:
     def eval_Index(self, e, env):
         obj = self.nn(e.obj, env)
         ix = self.nn(e.index, env)
-        return runtime.list_item(obj, ix, loc(e.span))
+        return runtime.list_item(obj, ix, self.at(e))
 
     def eval_Attr(self, e, env):
         ref = self.p.refs[e]
@@ -422,7 +454,7 @@ class ExprEvaluator:
         args = [self.nn(a, env) for a in e.args]
         if ref[0] == "table":
             return self.lookup(ref[1], args, e.span)
-        return BUILTINS[e.name].run(self, e, args, loc(e.span))
+        return BUILTINS[e.name].run(self, e, args, self.at(e))
 
     def lookup(self, name: str, args: list, span: Span):
         for keys, value in self.k.table_rows[name]:
@@ -434,16 +466,25 @@ class ExprEvaluator:
         slot = self.p.slots[e]
         f = e.func
         items = []
-        for x in self.iterate(e.iter, env):
-            inner = {**env, slot: x}
-            if e.cond is not None and not self.truth(e.cond, inner):
-                continue
-            if f in ("count", "any", "all"):
-                items.append(self.truth(e.elem, inner))
-            elif f == "first":
-                return self.eval(e.elem, inner)
-            else:
-                items.append(self.nn(e.elem, inner))
+        # `any` stops at a true element, `all` at a false one, when stops_early allows
+        decides = (f == "any") if f in ("any", "all") and self.stops_early(e) else None
+        old = env.get(slot, _ABSENT)
+        try:
+            for x in self.iterate(e.iter, env):
+                env[slot] = x
+                if e.cond is not None and not self.truth(e.cond, env):
+                    continue
+                if f in ("count", "any", "all"):
+                    t = self.truth(e.elem, env)
+                    if t is decides:
+                        return t
+                    items.append(t)
+                elif f == "first":
+                    return self.eval(e.elem, env)
+                else:
+                    items.append(self.nn(e.elem, env))
+        finally:
+            _restore(env, slot, old)
         if f == "count":
             return sum(1 for x in items if x)
         if f == "sum":
@@ -461,14 +502,18 @@ class ExprEvaluator:
         items = self.iterate(e.iter, env)
 
         def key(x):
-            inner = {**env, slot: x}
+            env[slot] = x
             out = []
             for k in e.keys:
-                v = self.nn(k.key, inner)
+                v = self.nn(k.key, env)
                 out.append(-v if k.descending else v)
             return tuple(out)
 
-        return tuple(sorted(items, key=key))
+        old = env.get(slot, _ABSENT)
+        try:
+            return tuple(sorted(items, key=key))
+        finally:
+            _restore(env, slot, old)
 
     def eval_ListLit(self, e, env):
         return tuple(self.kept(x, self.eval(x, env)) for x in e.items)
@@ -479,19 +524,34 @@ class ExprEvaluator:
             runtime.fault_set_none(loc(e.span))
         return frozenset(items)
 
+    def eval_ArrayLit(self, e, env):
+        return tuple(self.kept(x, self.eval(x, env)) for x in self.p.array_values[e])
+
     def eval_Comp(self, e, env):
         slot = self.p.slots[e]
         out = []
-        for x in self.iterate(e.iter, env):
-            inner = {**env, slot: x}
-            if e.cond is None or self.truth(e.cond, inner):
-                out.append(self.kept(e.elem, self.eval(e.elem, inner)) if e.kind == "list"
-                           else self.eval(e.elem, inner))
+        old = env.get(slot, _ABSENT)
+        try:
+            for x in self.iterate(e.iter, env):
+                env[slot] = x
+                if e.cond is None or self.truth(e.cond, env):
+                    out.append(self.kept(e.elem, self.eval(e.elem, env)) if e.kind == "list"
+                               else self.eval(e.elem, env))
+        finally:
+            _restore(env, slot, old)
         if e.kind == "set":
             if None in out:
                 runtime.fault_set_none(loc(e.elem.span))
             return frozenset(out)
         return tuple(out)
+
+
+def _restore(env: dict, slot: str, old) -> None:
+    """Put back what env held at slot before a comprehension bound its variable there."""
+    if old is _ABSENT:
+        env.pop(slot, None)
+    else:
+        env[slot] = old
 
 
 def format_value(program: Program, v, t: T.Type):
@@ -502,7 +562,7 @@ def format_value(program: Program, v, t: T.Type):
     k = t.kind
     if k == "enum":
         return program.enums[t.name].members[v]
-    if k in ("int", "player", "bool", "any"):
+    if k in ("int", "player", "bool", "any", "graph"):  # a graph value is its name
         return v
     if k == "set":
         return [format_value(program, x, t.elem) for x in sorted(v)]

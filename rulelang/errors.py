@@ -52,16 +52,19 @@ class Diagnostic:
 class RulesError(Exception):
     """A .rules file that cannot be parsed or checked: carries every diagnostic found."""
 
-    def __init__(self, diagnostics: list[Diagnostic], source: str | None = None) -> None:
+    def __init__(self, diagnostics: list[Diagnostic], source: str | None = None,
+                 sources: dict[str, str] | None = None) -> None:
         self.diagnostics = list(diagnostics)
         self.source = source
+        self.sources = dict(sources or {})  # the text of other files (includes), by name
         super().__init__(self.render())
 
     def render(self) -> str:
-        return "\n".join(d.render(self.source) for d in self.diagnostics)
+        return "\n".join(d.render(self.sources.get(d.span.file, self.source))
+                         for d in self.diagnostics)
 
     def __reduce__(self):
-        return (RulesError, (self.diagnostics, self.source))
+        return (RulesError, (self.diagnostics, self.source, self.sources))
 
     def __str__(self) -> str:
         return self.render()

@@ -67,10 +67,24 @@ class Program:
     limits: Limits = field(default_factory=Limits)  # run-time guards (load(..., limits=...))
     def_ret: dict[str, T.Type] = field(default_factory=dict)
     view: ast.ViewDecl | None = None  # the `view` section, checked by rulelang/view.py
+    # Files pulled in by `include` (rulelang/include.py): (shown name, bytes) and their text
+    included: tuple[tuple[str, bytes], ...] = ()
+    included_texts: dict[str, str] = field(default_factory=dict)
+    # Array literals: their values in member order (the order both back ends evaluate them)
+    array_values: dict[object, tuple] = field(default_factory=dict)
 
     def field_type(self, f: ast.Field) -> T.Type:
         return self.field_types[f]
 
     @property
     def digest(self) -> str:
-        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
+        """sha256 of the rules text; with includes, of the text and every included file's
+        name and bytes (each length-prefixed), so an edit to included data changes it."""
+        if not self.included:
+            return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
+        h = hashlib.sha256()
+        for name, data in [("", self.source.encode("utf-8")), *self.included]:
+            n = name.encode("utf-8", "surrogateescape")
+            h.update(b"%d:%s\x00%d:" % (len(n), n, len(data)))
+            h.update(data)
+        return h.hexdigest()

@@ -464,14 +464,14 @@ def digest(text):
 
 # Type descriptors for JSON in generated engines: ("i",) int/player, ("b",) bool, ("e", names)
 # enum member, ("s", names) bit-mask set, ("S",) set of players, ("l", elem) list,
-# ("a", elem, names) enum-indexed array, ("p", elem) player-indexed array.
+# ("a", elem, names) enum-indexed array, ("p", elem) player-indexed array, ("g", names) graph.
 def to_json_value(v, d):
     if v is None:
         return None
     k = d[0]
     if k == "i" or k == "b":
         return v
-    if k == "e":
+    if k == "e" or k == "g":
         return d[1][v]
     if k == "s":
         return [d[1][i] for i in bits(v)]
@@ -492,7 +492,7 @@ def from_json_value(j, d):
         return int(j)
     if k == "b":
         return bool(j)
-    if k == "e":
+    if k == "e" or k == "g":
         return d[1].index(j)
     if k == "s":
         m = 0

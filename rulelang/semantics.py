@@ -138,7 +138,7 @@ def _check_graph_fn(chk, e, scope, ctx):
         for a in e.args[1:]:
             chk.infer(a, scope, ctx)
         return T.ANY
-    node = T.enum(chk.p.graphs[gt.name].node_type)
+    node = gt.elem
     rest = e.args[1:]
     if n == "path_cost":
         src = chk.infer(rest[0], scope, ctx)
@@ -193,15 +193,16 @@ def _grid_name(em, e) -> str:
     return em.name_of_enum(T.strip(em.t(e.args[0])).name)
 
 
-def _graph_name(em, e) -> str:
-    return em.name_of_graph(T.strip(em.t(e.args[0])).name)
+def _graph(em, e, table: str, args) -> str:
+    """The graph constant `table` of the call's first argument."""
+    return em.graph_table(table, e.args[0], args[0])
 
 
 def _emit_path_cost(em, e, args):
-    g = _graph_name(em, e)
+    g = _graph(em, e, "GRAPH", args)
     src = f"bits({args[1]})" if _kind(em, e, 1) == "set" else args[1]
     allowed = f"frozenset(bits({args[3]}))" if len(args) > 3 else "None"
-    return f"path_cost(GRAPH_{g}, {src}, {args[2]}, {allowed})"
+    return f"path_cost({g}, {src}, {args[2]}, {allowed})"
 
 
 _DIV0 = ("division by zero",)
@@ -254,11 +255,11 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in (
             _check_graph_fn, _run_path_cost, _emit_path_cost),
     Builtin("edge_cost", "cost of the edge between two nodes (none: no edge)", _check_graph_fn,
             lambda ev, e, a, w: dict(ev.k.graphs[a[0]][a[1]]).get(a[2]),
-            lambda em, e, a: f"EDGE_COSTS_{_graph_name(em, e)}.get(({a[1]}, {a[2]}))"),
+            lambda em, e, a: f"{_graph(em, e, 'EDGE_COSTS', a)}.get(({a[1]}, {a[2]}))"),
     Builtin("graph_neighbors", "nodes joined to a node by an edge, in node order",
             _check_graph_fn,
             lambda ev, e, a, w: tuple(v for v, _w in ev.k.graphs[a[0]][a[1]]),
-            lambda em, e, a: f"GRAPH_NEIGHBORS_{_graph_name(em, e)}[{a[1]}]"),
+            lambda em, e, a: f"{_graph(em, e, 'GRAPH_NEIGHBORS', a)}[{a[1]}]"),
 )}
 
 

@@ -177,6 +177,88 @@ def digest_due(step: int, every: int) -> bool:
     return every <= 1 or (step + 1) % every == 0
 
 
+# The playout policies: what `drive` plays and what the compiled playout kernel inlines.
+# random: uniform legal choices; random_end: the same, an end declaration taken as soon as one
+# is legal (the simulator's and the benchmarks' policy); greedy: an end declaration at once,
+# else the choice whose resulting state is best for the mover on the rules file's `heuristic`
+# (its value minus the best other seat's), ties drawn at random (files with a heuristic only).
+# Chance outcomes are drawn by weight (pick_chance) in every policy.
+PLAYOUT_POLICIES = ("random", "random_end", "greedy")
+
+
+def drive(state: Any, rng: random.Random, policy: str = "random_end",
+          max_steps: int = -1) -> tuple[int, int]:
+    """The protocol driver of the playout policies: plays `state` on, in place, through the
+    engine protocol only (one apply_index per step), to the end or for `max_steps` steps
+    (-1: no limit). Returns (decisions, chance events). The compiled playout kernel must make
+    exactly these choices and draws with the same rng (tests/test_kernel.py)."""
+    if policy not in PLAYOUT_POLICIES:
+        raise ValueError(f"unknown playout policy {policy!r} (known: {PLAYOUT_POLICIES})")
+    randrange = rng.randrange
+    decisions = steps = 0
+    while steps != max_steps:
+        player = state.current_player
+        if player == TERMINAL:
+            break
+        if player == CHANCE:
+            k = pick_chance(rng, state)
+        else:
+            k = state.end_action_index() if policy != "random" else -1
+            if k < 0:
+                n = state.num_choices()
+                if policy == "greedy" and n > 1:
+                    k = _greedy_index(state, player, n, randrange)
+                else:
+                    k = randrange(n)
+            decisions += 1
+        state.apply_index(k)
+        steps += 1
+    return decisions, steps - decisions
+
+
+def _greedy_index(state: Any, me: int, n: int, randrange: Callable[[int], int]) -> int:
+    """The greedy policy's choice among n > 1 legal actions (see PLAYOUT_POLICIES)."""
+    best: list[int] = []
+    best_value = 0
+    for k in range(n):
+        child = state.clone()
+        child.apply_index(k)
+        h = child.heuristic()
+        if h is None:
+            raise ValueError("the greedy playout policy needs a `heuristic` in the rules file")
+        others = [v for q, v in enumerate(h) if q != me]
+        value = h[me] - max(others) if others else h[me]
+        if not best or value > best_value:
+            best, best_value = [k], value
+        elif value == best_value:
+            best.append(k)
+    return best[0] if len(best) == 1 else best[randrange(len(best))]
+
+
+def kernel_of(game: Any) -> Callable[..., tuple[int, int]] | None:
+    """The engine's playout kernel (`game.playout(state, rng, policy, max_steps)`, compiled
+    engines), or None: it plays whole games with the driver's policy inlined, making the same
+    choices and draws as the protocol driver below with the same rng."""
+    return getattr(game, "playout", None)
+
+
+def random_playout(game: Any, num_players: int, seed: int,
+                   kernel: bool | None = None) -> tuple[Any, int, int]:
+    """One random game (play_random_game's policy) from Random(seed), without a record:
+    (final state, decisions, chance events). `kernel`: None uses the engine's playout kernel
+    when it has one, True requires it, False plays through the engine protocol."""
+    rng = random.Random(seed)
+    state = game.new_game(num_players=num_players)
+    fast = kernel_of(game) if kernel is not False else None
+    if kernel and fast is None:
+        raise ValueError(f"the {getattr(game, 'backend', '?')} engine has no playout kernel")
+    if fast is not None:
+        decisions, chance_events = fast(state, rng, "random_end", -1)
+        return state, decisions, chance_events
+    decisions, chance_events = _drive_random(game, state, rng, None)
+    return state, decisions, chance_events
+
+
 def play_random_game(
     game: Any,
     num_players: int,
@@ -188,22 +270,53 @@ def play_random_game(
     variant: str | None = None,
     params: Mapping[str, Any] | None = None,
     digest_every: int = 1,
+    kernel: bool | None = None,
 ) -> GameResult:
     """Play one game with random legal choices and sampled chance, all from Random(seed).
 
     `file`, `variant` and `params` only fill in the record (params = the overrides given).
     With `digest_every` k > 1 the record keeps the digest after every k-th action and after the
     last one (listed in its `digest_steps`), which is most of the cost of a record.
+    Without a record the game is played by the engine's playout kernel when it has one
+    (`kernel`: see random_playout); it is the same game.
     """
+    if not record:
+        state, decisions, chance_events = random_playout(game, num_players, seed, kernel)
+        counter = progress_counter(game)
+        return GameResult(index=index, seed=seed, scores=tuple(state.scores()),
+                          winners=tuple(state.winners()), decisions=decisions,
+                          chance_events=chance_events,
+                          progress=state.get_var(counter[0]) if counter else None)
     rng = random.Random(seed)
     state = game.new_game(num_players=num_players)
+    if digest_every > 1:
+        return _play_random_strided(game, state, rng, seed, index, file, variant, params,
+                                    digest_every)
+    digests: list[str] = []
+    decisions, chance_events = _drive_random(game, state, rng, digests)
+    rec = make_record(game, state, seed, digests, file=file, variant=variant, params=params)
+    counter = progress_counter(game)
+    return GameResult(
+        index=index,
+        seed=seed,
+        scores=tuple(state.scores()),
+        winners=tuple(state.winners()),
+        decisions=decisions,
+        chance_events=chance_events,
+        record=rec,
+        progress=state.get_var(counter[0]) if counter else None,
+    )
+
+
+def _drive_random(game: Any, state: Any, rng: random.Random,
+                  digests: list[str] | None) -> tuple[int, int]:
+    """The protocol driver of play_random_game: plays `state` to the end, one apply_index per
+    step, appending the digest after every step to `digests` when given. Returns (decisions,
+    chance events)."""
     end_actions = game.end_actions
     decisions = 0
     chance_events = 0
-    digests: list[str] = []
-    if record and digest_every > 1:
-        return _play_random_strided(game, state, rng, seed, index, file, variant, params,
-                                    digest_every)
+    record = digests is not None
     if not hasattr(state, "end_action_index"):
         # Engines without the fast paths: the general, string-based policy.
         while True:
@@ -240,20 +353,7 @@ def play_random_game(
             state.apply_index(k)
             if record:
                 digests.append(state.digest())
-    rec = None
-    if record:
-        rec = make_record(game, state, seed, digests, file=file, variant=variant, params=params)
-    counter = progress_counter(game)
-    return GameResult(
-        index=index,
-        seed=seed,
-        scores=tuple(state.scores()),
-        winners=tuple(state.winners()),
-        decisions=decisions,
-        chance_events=chance_events,
-        record=rec,
-        progress=state.get_var(counter[0]) if counter else None,
-    )
+    return decisions, chance_events
 
 
 def _play_random_strided(game: Any, state: Any, rng: random.Random, seed: int, index: int,

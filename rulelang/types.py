@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Type:
-    kind: str  # int bool player enum set list array opt none any
+    kind: str  # int bool player enum set list array opt graph none any
     name: str = ""  # enum name
-    elem: Type | None = None  # set/list/array element, opt inner
+    elem: Type | None = None  # set/list/array element, opt inner, graph node type
     index: Type | None = None  # array index
 
     def __str__(self) -> str:
@@ -22,6 +22,8 @@ class Type:
             return f"{self.elem}[{self.index}]"
         if k == "opt":
             return f"{self.elem}?"
+        if k == "graph":
+            return f"graph<{self.elem}>"
         return k
 
 
@@ -46,6 +48,16 @@ def list_of(t: Type) -> Type:
 
 def array_of(elem: Type, index: Type) -> Type:
     return Type("array", elem=elem, index=index)
+
+
+def graph_of(node: Type) -> Type:
+    return Type("graph", elem=node)
+
+
+def has_graph(t: Type) -> bool:
+    """Whether a value of type t is or holds a graph."""
+    return t.kind == "graph" or any(has_graph(x) for x in (t.elem, t.index) if x is not None
+                                    and t.kind != "graph")
 
 
 def opt(t: Type) -> Type:

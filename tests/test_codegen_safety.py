@@ -117,7 +117,7 @@ def test_hostile_rules_run_the_same_on_both_back_ends(backend):
 def test_every_node_kind_has_an_evaluator_and_an_emitter():
     expr_kinds = [rast.IntLit, rast.BoolLit, rast.NoneLit, rast.Name, rast.CondExpr, rast.BinOp,
                   rast.Not, rast.Neg, rast.Range, rast.Index, rast.Attr, rast.Call, rast.Agg,
-                  rast.Sort, rast.ListLit, rast.SetLit, rast.Comp]
+                  rast.Sort, rast.ListLit, rast.SetLit, rast.Comp, rast.ArrayLit]
     stmt_kinds = [rast.Let, rast.Assign, rast.AugAssign, rast.Add, rast.Remove, rast.Push,
                   rast.If, rast.For, rast.While, rast.Return, rast.Break, rast.Fail, rast.Reveal]
     for k in expr_kinds:

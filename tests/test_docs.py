@@ -127,5 +127,6 @@ def test_readme_has_the_two_commands() -> None:
 
 def test_readings_has_every_game_section() -> None:
     readings = (ROOT / "docs" / "readings.md").read_text(encoding="utf-8")
-    for heading in ("## Acquire", "## Pola Naftowe", "## O Jogo do Poder", "## Errata"):
+    for heading in ("## Acquire", "## Pola Naftowe", "## O Jogo do Poder", "## Automobile",
+                    "## Errata"):
         assert heading in readings

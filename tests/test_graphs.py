@@ -56,3 +56,63 @@ def test_graph_builtin_argument_errors():
     with pytest.raises(rulelang.RulesError) as err:
         rulelang.check_text(GAME.format(expr="path_cost(Map, {A})"), "g.rules")
     assert err.value.diagnostics[0].code == "E013"
+
+
+# -- graphs as values (graph<E>) --------------------------------------------------------------
+VALUES = """game V
+players 2..2
+enum City { A, B, C, D }
+enum Maps { North, South }
+param map: Maps = North
+graph Benelux(City) { A - B: 5, B - C: 2, A - C: 9, C - D: 1 }
+graph Central(City) { A - B: 1, B - D: 3, A - C: 4 }
+const MAP: graph<City> = if map == North then Benelux else Central
+const BOTH: list<graph<City>> = [Benelux, Central]
+def cost(g: graph<City>, to: City) -> int = path_cost(g, {A}, to)
+def pick(south: bool) -> graph<City> = if south then Central else Benelux
+state { out: list<int?> = [] }
+flow {
+  let g = pick(map == South)
+  out = [cost(MAP, D), cost(g, D), edge_cost(g, A, B), len(graph_neighbors(MAP, A)),
+         cost(BOTH[1], C), edge_cost(pick(true), C, D)]
+  out = out + [sum(cost(x, B) for x in BOTH), count(x == MAP for x in BOTH)]
+  choose players[0] { done() { } }
+}
+score p => 0
+"""
+
+
+@pytest.mark.parametrize(("map_name", "expected"), [
+    # Benelux: A-B-C-D = 5+2+1 = 8 beats A-C-D = 10; A-B edge 5; A's neighbours B, C;
+    # Central: A-C = 4; no C-D edge. sum over both of A->B: 5 + 1. MAP is one of the two.
+    ("North", [8, 8, 5, 2, 4, None, 6, 1]),
+    # Central: A-B-D = 1+3 = 4; A-B edge 1; A's neighbours B, C.
+    ("South", [4, 4, 1, 2, 4, None, 6, 1]),
+])
+def test_graph_values_select_and_pass_graphs(backend, map_name, expected):
+    game = rulelang.load_text(VALUES, "v.rules", params={"map": map_name}, backend=backend)
+    s = game.new_game(2)
+    assert s.get_var("out") == expected
+    # the flow local holding the selected graph shows as the graph's name
+    assert s.to_json().count('"g":"' + ("Central" if map_name == "South" else "Benelux")) == 1
+
+
+def test_a_graph_constant_folds_to_the_chosen_graph_in_compiled_code():
+    from rulelang.codegen.module import compile_program
+
+    program = rulelang.check_text(VALUES, "v.rules", params={"map": "South"})
+    text = compile_program(program)
+    # MAP is known at load: its calls use Central's own table, with no run-time selection.
+    assert "path_cost(GRAPH_Central, " in text
+    assert "len(GRAPH_NEIGHBORS_Central[0])" in text
+    # g is chosen at run time: through the tuple of every graph's table.
+    assert "EDGE_COSTS[" in text and "GRAPHS_GRAPH[" in text
+
+
+def test_graph_types_print_their_node_type():
+    text = VALUES.replace("def pick(south: bool) -> graph<City> = if south then Central else "
+                          "Benelux", "def pick(south: bool) -> graph<City> = if south then "
+                          "Central else 3")
+    with pytest.raises(rulelang.RulesError) as err:
+        rulelang.check_text(text, "v.rules")
+    assert err.value.diagnostics[0].message == "branches have different types: graph<City> and int"

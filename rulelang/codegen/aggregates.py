@@ -132,10 +132,16 @@ class AggregatePrinter:
             keys.append(f"-{code}" if k.descending else code)
         return f"sorted({it}, key=lambda {var}: ({', '.join(keys)},))"
 
+    def emit_ArrayLit(self, e, c):
+        return self._items(e, self.p.array_values[e], c)
+
     def emit_ListLit(self, e, c):
+        return self._items(e, e.items, c)
+
+    def _items(self, e, items, c):
         elem = T.strip(self.t(e)).elem
         parts = []
-        for x in e.items:
+        for x in items:
             is_safe = self.safe(x) and not (
                 elem.kind not in ("opt", "none", "any") and self.optional(x))
             parts.append(((lambda cc, x=x: self.kept(x, self.conv(x, cc, elem))),
@@ -164,7 +170,7 @@ class AggregatePrinter:
             finally:
                 c.sink.fn.loops -= 1
         c = c.pure()
-        if e.kind == "list":
+        if e.kind != "set":
             elem_t = T.strip(self.t(e)).elem
             gen, _ = self._gen(
                 e, c, lambda inner: self.kept(e.elem, self.conv(e.elem, inner, elem_t)))
@@ -177,7 +183,7 @@ class AggregatePrinter:
     def _comp_loop(self, e, c):
         sk = c.sink
         t = sk.tmp()
-        if e.kind == "list":
+        if e.kind != "set":
             elem_t = T.strip(self.t(e)).elem
             sk.emit(f"{t} = []")
             ic = self._loop(e, c)

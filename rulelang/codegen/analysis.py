@@ -80,15 +80,16 @@ class Analysis:
             return self.safe(e.elem)
         if isinstance(e, ast.Sort):
             return self._iter_ok(e.iter) and all(self._ok(k.key) for k in e.keys)
-        if isinstance(e, ast.ListLit) and any(self.may_exceed(x) for x in e.items):
-            return False  # an element over the int limit
-        if isinstance(e, ast.Comp) and e.kind == "list" and self.may_exceed(e.elem):
-            return False
-        if isinstance(e, ast.ListLit):
+        if isinstance(e, ast.ListLit | ast.ArrayLit):
+            items = e.items if isinstance(e, ast.ListLit) else e.values
+            if any(self.may_exceed(x) for x in items):
+                return False  # an element over the int limit
             elem = T.strip(self.t(e)).elem
             if elem is None or elem.kind in ("opt", "none", "any"):
-                return all(self.safe(x) for x in e.items)
-            return all(self._ok(x) for x in e.items)
+                return all(self.safe(x) for x in items)
+            return all(self._ok(x) for x in items)
+        if isinstance(e, ast.Comp) and e.kind != "set" and self.may_exceed(e.elem):
+            return False
         if isinstance(e, ast.SetLit):
             return all(self._ok(x) for x in e.items)
         if isinstance(e, ast.Comp):

@@ -21,11 +21,12 @@ from rulelang.codegen.support import (
 from rulelang.codegen.tree import (
     _has_return,
     _returns,
+    _walk,
 )
-from rulelang.errors import Span
+from rulelang.errors import RulesRuntimeError, Span
 from rulelang.semantics import BINARY_OPS, BUILTINS
 
-_FRESH = (ast.ListLit, ast.SetLit, ast.Comp, ast.Range, ast.Sort, ast.Agg, ast.BinOp,
+_FRESH = (ast.ListLit, ast.ArrayLit, ast.SetLit, ast.Comp, ast.Range, ast.Sort, ast.Agg, ast.BinOp,
           ast.IntLit, ast.BoolLit, ast.NoneLit, ast.Neg, ast.Not)
 
 
@@ -77,6 +78,9 @@ class ExprPrinter:
             return Code("True" if v else "False", simple=True, const=bool(v))
         if t.kind in ("int", "player", "enum"):
             return Code(repr(int(v)), simple=True, const=int(v))
+        if t.kind == "graph":  # a graph is its index in declaration order (GRAPHS_*)
+            i = list(self.p.graphs).index(v)
+            return Code(repr(i), simple=True, const=i)
         if t.kind == "set":
             m = 0
             for x in v:
@@ -102,6 +106,8 @@ class ExprPrinter:
             return ("S",)
         if k == "list":
             return ("l", self.desc(t.elem))
+        if k == "graph":
+            return ("g", tuple(self.p.graphs))
         if k == "array":
             if t.index.kind == "enum":
                 return ("a", self.desc(t.elem), tuple(self.p.enums[t.index.name].members))
@@ -271,12 +277,13 @@ class ExprPrinter:
                 return self.literal(self.k.const_values[ref[1]], t)
         if kind == "member":
             return Code(repr(ref[2]), simple=True, const=ref[2])
+        if kind == "graph":
+            return self.literal(ref[1], self.t(e))
         if kind == "enum_all":
             mask = (1 << len(self.p.enums[ref[1]].members)) - 1
             return Code(repr(mask), simple=True, const=mask)
         text = {"state": lambda: f"s.v_{ident(ref[1])}",
                 "const": lambda: f"CONST_{ident(ref[1])}",
-                "graph": lambda: f"GRAPH_{self.name_of_graph(ref[1])}",
                 "players": lambda: "s._players",
                 "num_players": lambda: "s.n"}.get(kind)
         if text is None:
@@ -452,6 +459,31 @@ class ExprPrinter:
 
     def name_of_graph(self, name: str) -> str:
         return ident(name)
+
+    def graph_table(self, table: str, e, code: str) -> str:
+        """The constant `table` (GRAPH, GRAPH_NEIGHBORS or EDGE_COSTS) of the graph that e (of
+        code `code`) denotes: the graph's own constant when it is known here (a graph's name,
+        or a const or a parameter-only choice folded at load), else the graph value's entry
+        in the tuple of every graph's."""
+        i = self.known_int(code)
+        if i is None:
+            i = self.static_graph(e)
+        if i is not None:
+            return f"{table}_{ident(list(self.p.graphs)[i])}"
+        return f"GRAPHS_{table}[{code}]"
+
+    def static_graph(self, e) -> int | None:
+        """The index of the graph a graph expression that reads no state and no local always
+        denotes (None: not known before run time, or it would fault)."""
+        if any(self.p.refs.get(n, ("",))[0] in ("local", "state", "players", "num_players")
+               or isinstance(n, ast.Call) and self.p.refs.get(n, ("",))[0] == "def"
+               for n in _walk(e)):
+            return None
+        try:
+            name = self.k.eval_const(e)
+        except RulesRuntimeError:
+            return None
+        return list(self.p.graphs).index(name) if name in self.p.graphs else None
 
     def inline_call(self, e: ast.Call, d: ast.DefDecl, c: Ctx) -> str:
         """An expression-bodied def expanded in place: arguments are evaluated (and none-checked)

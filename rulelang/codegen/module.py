@@ -67,6 +67,11 @@ def _safe_repr(v) -> str:
     raise TypeError(f"not plain data: {type(v).__name__}")
 
 
+def _tuple_text(items: list[str]) -> str:
+    """A tuple display of names (code, not values)."""
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
 def _named_repr(v, names: dict) -> str:
     """_safe_repr, with the member-name tuple of an enum written as its constant (NAMES_<Enum>):
     the same value, spelled once."""
@@ -132,6 +137,10 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
                          f"{_safe_repr([[v for v, _w in x] for x in adj])}")
         costs = {(a, b): w for a, x in enumerate(adj) for b, w in x}
         constants.append(f"EDGE_COSTS_{ident(name)} = {_safe_repr(costs)}")
+    if program.graphs:  # graph values: a graph's index in declaration order
+        for table in ("GRAPH", "GRAPH_NEIGHBORS", "EDGE_COSTS"):
+            items = [f"{table}_{ident(name)}" for name in program.graphs]
+            constants.append(f"GRAPHS_{table} = {_tuple_text(items)}")
     for name, d in program.consts.items():
         t = T.strip(em.t(d.value)) if d.value in program.types else None
         ct = em.p.types.get(d.value, t)

@@ -35,6 +35,8 @@ def _children(e) -> list:
         return [e.iter, *(k.key for k in e.keys)]
     if isinstance(e, ast.ListLit | ast.SetLit):
         return list(e.items)
+    if isinstance(e, ast.ArrayLit):
+        return list(e.values)
     return []
 
 

@@ -109,6 +109,10 @@ class _ToAst(Transformer):
         return ast.GameDecl(self._span(meta), str(c[0]))
 
     @v_args(meta=True)
+    def include_decl(self, meta, c):
+        return ast.IncludeDecl(self._span(meta), _unescape(str(c[0])))
+
+    @v_args(meta=True)
     def players_decl(self, meta, c):
         return ast.PlayersDecl(self._span(meta), int(c[0]), int(c[1]))
 
@@ -278,6 +282,10 @@ class _ToAst(Transformer):
     @v_args(meta=True)
     def opt_type(self, meta, c):
         return ast.TOpt(self._span(meta), c[0])
+
+    @v_args(meta=True)
+    def graph_type(self, meta, c):
+        return ast.TGraph(self._span(meta), c[0])
 
     # -- statements
     @v_args(meta=True)
@@ -497,6 +505,21 @@ class _ToAst(Transformer):
     @v_args(meta=True)
     def list_comp(self, meta, c):
         return ast.Comp(self._span(meta), "list", c[0], str(c[1]), c[2], c[3])
+
+    @v_args(meta=True)
+    def array_comp(self, meta, c):
+        key = c[0]
+        name = key.name if isinstance(key, ast.Name) else ""
+        return ast.Comp(self._span(meta), "array", c[1], str(c[2]), c[3], None, name, key.span)
+
+    def array_entry(self, c):
+        return (c[0], c[1])
+
+    @v_args(meta=True)
+    def array_lit(self, meta, c):
+        entries = [x for x in c if x is not None]
+        return ast.ArrayLit(self._span(meta), tuple(k for k, _v in entries),
+                            tuple(v for _k, v in entries))
 
     @v_args(meta=True)
     def set_comp(self, meta, c):

@@ -14,6 +14,8 @@ from rulelang import ast, runtime
 from rulelang import types as T
 from rulelang.consts import Constants, ExprEvaluator, format_value, loc
 from rulelang.errors import IllegalAction, RulesRuntimeError
+from rulelang.interpreter.faults import NeverFaults
+from rulelang.interpreter.reads import Reads
 from rulelang.lower import (
     Bind,
     ChanceAt,
@@ -30,6 +32,11 @@ from rulelang.lower import (
 )
 from rulelang.program import Program
 from rulelang.runtime import CHANCE, TERMINAL
+
+# Tests set this to check every memo hit against a fresh evaluation (a stale table fails).
+VERIFY_MEMO = False
+
+_MISSING = object()
 
 
 class _Break(Exception):
@@ -62,6 +69,21 @@ class Game:
         self.constants = Constants(program)
         self.params = self.constants.params
         self.limits = dataclasses.asdict(program.limits)
+        # Memo tables (see the module docstring): a def's table is keyed by the def, a `when`
+        # test's by its expression node; `readers[v]` lists the tables a write to v drops.
+        self.reads = Reads(program)
+        self.never_faults = NeverFaults(self.constants)
+        self._option_slots: dict[ast.Option, tuple[str, ...]] = {}
+        self.readers: dict[str, list] = {}
+        for name, d in program.defs.items():
+            for v in self.reads.of_def(name):
+                self.readers.setdefault(v, []).append(d)
+        for ins in self.lowered.code:
+            if isinstance(ins, ChooseAt):
+                for opt in ins.node.options:
+                    if opt.when is not None:
+                        for v in self.reads.of_expr(opt.when):
+                            self.readers.setdefault(v, []).append(opt.when)
 
     # -- formatting values by type
     def format_value(self, v, t: T.Type):
@@ -78,6 +100,8 @@ class Game:
             return self.program.enums[t.name].members.index(j)
         if k == "bool":
             return bool(j)
+        if k == "graph":
+            return str(j)
         if k in ("int", "player", "any"):
             return int(j)
         if k == "set":
@@ -90,6 +114,16 @@ class Game:
                 return tuple(self.parse_value(j[n], t.elem) for n in names)
             return tuple(self.parse_value(x, t.elem) for x in j)
         raise AssertionError(t)
+
+    def option_slots(self, opt: ast.Option) -> tuple[str, ...]:
+        """The frame slots of an option's parameters."""
+        out = self._option_slots.get(opt)
+        if out is None:
+            out = self._option_slots[opt] = tuple(self.program.slots[p] for p in opt.params)
+        return out
+
+    def option_types(self, opt: ast.Option) -> tuple[T.Type, ...]:
+        return tuple(self.program.slot_types[s] for s in self.option_slots(opt))
 
     def format_arg(self, v, t: T.Type) -> str:
         t = T.strip(t)
@@ -123,7 +157,7 @@ class Game:
             while target.kind == "array" and not T.compatible(target, vt):
                 target = target.elem
             val = ev.kept(v.init, ev.conv(v.init, {}, target))
-            st.vars[v.name] = self._broadcast(val, t, vt, num_players)
+            st.write(v.name, self._broadcast(val, t, vt, num_players))
         st._advance()
         return st
 
@@ -133,6 +167,67 @@ class Game:
         size = len(self.domain(t.index, n))
         inner = self._broadcast(val, t.elem, vt, n)
         return tuple(inner for _ in range(size))
+
+
+class _Choices:
+    """The candidates of one decision (or chance node), in order: runs of (option index, list of
+    value tuples), one run per option with candidates (a chance node has one run of outcomes,
+    with their weights). The action strings are made only when asked for: random playouts
+    pick by index, and a decision may have a thousand candidates."""
+
+    __slots__ = ("game", "ins", "runs", "weights", "n", "_texts", "_uneven")
+
+    def __init__(self, game: Game, ins, runs: list, weights: list | None) -> None:
+        self.game, self.ins, self.runs, self.weights = game, ins, runs, weights
+        self.n = sum(len(r[1]) for r in runs)
+        self._texts: list[str] | None = None
+        self._uneven = _MISSING
+
+    def at(self, k: int) -> tuple[int, tuple]:
+        """(option index, parameter values) of candidate k."""
+        for oi, combos in self.runs:
+            if k < len(combos):
+                return oi, combos[k]
+            k -= len(combos)
+        raise IndexError(k)
+
+    def text(self, k: int) -> str:
+        if self._texts is not None:
+            return self._texts[k]
+        oi, values = self.at(k)
+        return self._text(oi, values)
+
+    def _text(self, oi: int, values: tuple) -> str:
+        node = self.ins.node
+        g = self.game
+        if isinstance(node, ast.Chance):
+            t = g.program.slot_types[g.program.slots[node]]
+            return f"{node.name}({g.format_arg(values[0], t)})"
+        opt = node.options[oi]
+        args = ", ".join(g.format_arg(v, t) for v, t in zip(values, g.option_types(opt)))
+        return f"{opt.name}({args})"
+
+    def texts(self) -> list[str]:
+        if self._texts is None:
+            self._texts = [self._text(oi, v) for oi, combos in self.runs for v in combos]
+        return self._texts
+
+    def first_end(self) -> int:
+        """Index of the first candidate of an @end option, or -1."""
+        k = 0
+        ends = self.game.end_actions
+        for oi, combos in self.runs:
+            if self.ins.node.options[oi].name in ends:
+                return k
+            k += len(combos)
+        return -1
+
+    def uneven_weights(self) -> list[int] | None:
+        """The chance weights, or None when they are all equal."""
+        if self._uneven is _MISSING:
+            ws = self.weights
+            self._uneven = None if len(set(ws)) <= 1 else list(ws)
+        return self._uneven
 
 
 class State:
@@ -151,6 +246,8 @@ class State:
         # -1 nobody; -2 - p only p until a `reveal` (a secret choice of p).
         self._seen: list[int | None] = []
         self._actions_cache: list | None = None
+        # def / `when` memo tables: key (a DefDecl or a when expression) -> {args: value}
+        self._memo: dict[object, dict] = {}
 
     # -- protocol
     def clone(self) -> State:
@@ -160,13 +257,24 @@ class State:
         c.pc, c.phase, c.current_player = self.pc, self.phase, self.current_player
         c.history, c._seen = list(self.history), list(self._seen)
         c._actions_cache = self._actions_cache
+        c._memo = {}
         return c
+
+    def write(self, name: str, value) -> None:
+        """Set state variable `name`; every state write goes through here, and drops the memo
+        tables of the defs and `when` tests that read it."""
+        self.vars[name] = value
+        memo = self._memo
+        if memo:
+            for key in self.game.readers.get(name, ()):
+                memo.pop(key, None)
 
     def is_terminal(self) -> bool:
         return self.current_player == TERMINAL
 
-    def _choices(self) -> list[tuple]:
-        """(canonical string, binding) pairs for the current decision or chance node."""
+    def _choices(self) -> _Choices:
+        """The candidates of the current decision or chance node, worked out once per decision
+        and shared by every protocol call until the state changes."""
         if self._actions_cache is None:
             ins = self.game.lowered.code[self.pc]
             ev = _Evaluator(self.game, self)
@@ -175,43 +283,39 @@ class State:
             elif isinstance(ins, ChanceAt):
                 self._actions_cache = ev.outcomes(ins, self.frame)
             else:
-                self._actions_cache = []
+                self._actions_cache = _Choices(self.game, ins, [], None)
         return self._actions_cache
 
     def legal_actions(self) -> list[str]:
         if self.current_player < 0:
             return []
-        return [c[0] for c in self._choices()]
+        return list(self._choices().texts())
 
     def chance_outcomes(self) -> list[tuple[str, Fraction]]:
         if self.current_player != CHANCE:
             return []
         ch = self._choices()
-        total = sum(c[2] for c in ch)
-        return [(c[0], Fraction(c[2], total)) for c in ch]
+        total = sum(ch.weights)
+        return [(t, Fraction(w, total)) for t, w in zip(ch.texts(), ch.weights)]
 
     def num_choices(self) -> int:
-        return 0 if self.current_player == TERMINAL else len(self._choices())
+        return 0 if self.current_player == TERMINAL else self._choices().n
 
     def chance_weights(self) -> list[int] | None:
         if self.current_player != CHANCE:
             return None
-        ws = [c[2] for c in self._choices()]
-        return None if len(set(ws)) <= 1 else ws
+        return self._choices().uneven_weights()
 
     def end_action_index(self) -> int:
         """Index of the first legal end declaration (an @end option), or -1."""
         if self.current_player < 0:
             return -1
-        for k, c in enumerate(self._choices()):
-            if runtime.action_name(c[0]) in self.game.end_actions:
-                return k
-        return -1
+        return self._choices().first_end()
 
     def apply(self, action: str) -> None:
         if self.current_player == TERMINAL:
             raise IllegalAction(f"the game is over; cannot apply {action!r}")
-        names = [c[0] for c in self._choices()]
+        names = self._choices().texts()
         if not isinstance(action, str) or action not in names:
             legal = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "")
             raise IllegalAction(f"{action!r} is not legal here; legal: {legal}")
@@ -221,34 +325,33 @@ class State:
         if self.current_player == TERMINAL:
             raise IllegalAction("the game is over")
         choices = self._choices()
-        if type(k) is not int or not 0 <= k < len(choices):
-            raise IllegalAction(f"choice index {k!r} out of range 0..{len(choices) - 1}")
+        if type(k) is not int or not 0 <= k < choices.n:
+            raise IllegalAction(f"choice index {k!r} out of range 0..{choices.n - 1}")
         saved = (dict(self.vars), dict(self.frame), self.pc, self.phase, self.current_player,
                  len(self.history), self._actions_cache, list(self._seen))
         try:
-            self._apply(choices[k])
+            self._apply(choices, k)
         except BaseException:
             (self.vars, self.frame, self.pc, self.phase, self.current_player, n,
              self._actions_cache, self._seen) = saved
             del self.history[n:]
+            self._memo = {}  # entries made after a write would describe the undone state
             raise
 
-    def _apply(self, choice) -> None:
+    def _apply(self, choices: _Choices, k: int) -> None:
         ins = self.game.lowered.code[self.pc]
-        text = choice[0]
-        ev = _Evaluator(self.game, self)
+        text = choices.text(k)
+        oi, values = choices.at(k)
         if isinstance(ins, ChooseAt):
-            opt_index, binding = choice[1], choice[2]
-            self.frame.update(binding)
+            self.frame.update(zip(self.game.option_slots(ins.node.options[oi]), values))
             self.history.append(text)
             self._seen.append(-2 - self.current_player if ins.node.secret else None)
-            self.pc = ins.targets[opt_index]
+            self.pc = ins.targets[oi]
         else:
-            slot, value = choice[1]
-            self.frame[slot] = value
+            self.frame[self.game.program.slots[ins.node]] = values[0]
             seen = None
             if ins.node.seen_by is not None:
-                who = ev.eval(ins.node.seen_by, self.frame)
+                who = _Evaluator(self.game, self).eval(ins.node.seen_by, self.frame)
                 seen = -1 if who is None else who
             self.history.append(text)
             self._seen.append(seen)
@@ -318,7 +421,7 @@ class State:
         for name, j in values.items():
             if name not in prog.state_types:
                 raise KeyError(f"no state variable {name!r}")
-            self.vars[name] = self.game.parse_value(j, prog.state_types[name])
+            self.write(name, self.game.parse_value(j, prog.state_types[name]))
         self._actions_cache = None
 
     def get_var(self, name: str):
@@ -393,7 +496,7 @@ class State:
                 return
             elif isinstance(ins, ChooseAt):
                 self.current_player = ev.nn(ins.node.player, frame)
-                if not self._choices():
+                if self._choices().n == 0:
                     if ins.orelse >= 0:  # `choose ... else`: no pause, nothing in the history
                         self._actions_cache = None
                         self.pc = ins.orelse
@@ -402,7 +505,7 @@ class State:
                 return
             elif isinstance(ins, ChanceAt):
                 self.current_player = CHANCE
-                if not self._choices():
+                if self._choices().n == 0:
                     runtime.fault_no_outcome(ins.node.name, loc(ins.node.span))
                 return
             else:  # pragma: no cover
@@ -427,7 +530,16 @@ class _Evaluator(ExprEvaluator):
             return super().num_players(e)
         return self.s.num_players
 
+    def stops_early(self, e: ast.Agg) -> bool:
+        nf = self.g.never_faults
+        return nf(e.elem) and (e.cond is None or nf(e.cond))
+
     def call_def(self, d: ast.DefDecl, args: list):
+        if self.s is None:
+            return self._run_def(d, args)
+        return self._memoised(d, tuple(args), self._run_def, d, args)
+
+    def _run_def(self, d: ast.DefDecl, args: list):
         local = {self.p.slots[f]: a for f, a in zip(d.params, args)}
         if isinstance(d.body, ast.Block):
             try:
@@ -439,56 +551,93 @@ class _Evaluator(ExprEvaluator):
             raise AssertionError("checked defs always return")  # pragma: no cover
         return self.conv(d.body, local, self.p.def_ret[d.name])
 
+    def _memoised(self, table_key, key, fn, *args):
+        """fn(*args), remembered in the state's memo table `table_key` under `key` until a
+        write drops the table (State.write). A value that faults is not remembered, so the
+        fault comes again, at the same place, the next time."""
+        memo = self.s._memo
+        table = memo.get(table_key)
+        if table is None:
+            table = memo[table_key] = {}
+        v = table.get(key, _MISSING)
+        if v is _MISSING:
+            v = table[key] = fn(*args)
+        elif VERIFY_MEMO:
+            fresh = fn(*args)
+            assert fresh == v and type(fresh) is type(v), (table_key, key, v, fresh)
+        return v
+
     # -- decisions and chance
-    def legal(self, ins: ChooseAt, frame: dict) -> list[tuple]:
-        out = []
+    def when(self, e, env: dict) -> bool:
+        """An option's `when` test, remembered per values of the outside locals it reads."""
+        key = tuple([env.get(s, _MISSING) for s in self.g.reads.locals_of(e)])
+        return self._memoised(e, key, self.truth, e, env)
+
+    def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
+        runs = []
         for oi, opt in enumerate(ins.node.options):
             env = dict(frame)
-            for binding in self._bindings(opt.params, 0, env, {}):
-                if opt.when is None or self.truth(opt.when, {**env, **binding}):
-                    args = ", ".join(self.g.format_arg(binding[self.p.slots[prm]],
-                                                       self.p.slot_types[self.p.slots[prm]])
-                                     for prm in opt.params)
-                    out.append((f"{opt.name}({args})", oi, binding))
-        return out
-
-    def _bindings(self, params, i, env, acc):
-        if i == len(params):
-            yield dict(acc)
-            return
-        prm = params[i]
-        slot = self.p.slots[prm]
-        t = self.p.slot_types[slot]
-        scope = {**env, **acc}
-        if t.kind == "int":
-            values = list(self.iterate(prm.domain, scope))
-        else:
-            dom = self.g.domain(t, self.s.num_players)
-            if prm.domain is not None:
-                allowed = set(self.iterate(prm.domain, scope))
-                values = [v for v in dom if v in allowed]
+            slots = self.g.option_slots(opt)
+            if not slots:
+                combos = [()] if opt.when is None or self.when(opt.when, env) else []
+            elif len(slots) == 1:
+                # the common case, without the general walk of _bindings
+                values = self._domain(opt.params[0], slots[0], env)
+                if opt.when is None:
+                    combos = list(zip(values))
+                else:
+                    combos = []
+                    for v in values:
+                        env[slots[0]] = v
+                        if self.when(opt.when, env):
+                            combos.append((v,))
             else:
-                values = list(dom)
-        for v in values:
-            acc[slot] = v
-            yield from self._bindings(params, i + 1, env, acc)
-        acc.pop(slot, None)
+                combos = [tuple(env[s] for s in slots)
+                          for _ in self._bindings(opt.params, 0, env)
+                          if opt.when is None or self.when(opt.when, env)]
+            if combos:
+                runs.append((oi, combos))
+        return _Choices(self.g, ins, runs, None)
 
-    def outcomes(self, ins: ChanceAt, frame: dict) -> list[tuple]:
+    def _domain(self, prm: ast.OParam, slot: str, env: dict) -> list:
+        """The values an option parameter runs over, in order."""
+        t = self.p.slot_types[slot]
+        if t.kind == "int":
+            return list(self.iterate(prm.domain, env))
+        dom = self.g.domain(t, self.s.num_players)
+        if prm.domain is not None:
+            allowed = set(self.iterate(prm.domain, env))
+            return [v for v in dom if v in allowed]
+        return list(dom)
+
+    def _bindings(self, params, i, env):
+        """Bind params[i:] in env to each combination of their values in turn (a generator:
+        the caller reads env at each step)."""
+        if i == len(params):
+            yield
+            return
+        slot = self.p.slots[params[i]]
+        for v in self._domain(params[i], slot, env):
+            env[slot] = v
+            yield from self._bindings(params, i + 1, env)
+        env.pop(slot, None)
+
+    def outcomes(self, ins: ChanceAt, frame: dict) -> _Choices:
         node = ins.node
         slot = self.p.slots[node]
-        t = self.p.slot_types[slot]
         weights: dict[object, int] = {}
+        env = dict(frame)
         for v in self.iterate(node.domain, frame):
             if node.weight is not None:
-                w = self.nn(node.weight, {**frame, slot: v})
+                env[slot] = v
+                w = self.nn(node.weight, env)
                 if w < 0:
                     runtime.fault_weight(loc(node.weight.span))
             else:
                 w = 1
             weights[v] = weights.get(v, 0) + w
-        return [(f"{node.name}({self.g.format_arg(v, t)})", (slot, v), w)
-                for v, w in weights.items() if w > 0]
+        kept = [(v, w) for v, w in weights.items() if w > 0]
+        return _Choices(self.g, ins, [(0, [(v,) for v, _w in kept])], [w for _v, w in kept])
 
     # -- statements (no pauses: the lowering handles those)
     def exec(self, s, env: dict) -> None:
@@ -514,7 +663,7 @@ class _Evaluator(ExprEvaluator):
         if ref[0] == "local":
             env[ref[1]] = new
         else:
-            self.s.vars[ref[1]] = new
+            self.s.write(ref[1], new)
 
     def _update(self, container, idx, fn, lv):
         if not idx:

@@ -21,7 +21,10 @@ def _cases(mid: bool = False):
     for path in sorted(glob.glob(os.path.join(RULES, "*.rules"))):
         game = rulelang.load(path)
         for variant in [None, *game.variants]:
-            counts = {game.min_players, game.max_players}
+            # Every player count of a narrow range (Automobile, Pola Naftowe: 3, 4 and 5),
+            # else the two ends (and, with mid, the count halfway: 4 for 2-6 player games).
+            span = range(game.min_players, game.max_players + 1)
+            counts = set(span) if len(span) <= 3 else {game.min_players, game.max_players}
             if mid:
                 counts.add((game.min_players + game.max_players) // 2)
             for n in sorted(counts):

@@ -127,14 +127,14 @@ def digest(text):
 
 # Type descriptors for JSON in generated engines: ("i",) int/player, ("b",) bool, ("e", names)
 # enum member, ("s", names) bit-mask set, ("S",) set of players, ("l", elem) list,
-# ("a", elem, names) enum-indexed array, ("p", elem) player-indexed array.
+# ("a", elem, names) enum-indexed array, ("p", elem) player-indexed array, ("g", names) graph.
 def to_json_value(v, d):
     if v is None:
         return None
     k = d[0]
     if k == "i" or k == "b":
         return v
-    if k == "e":
+    if k == "e" or k == "g":
         return d[1][v]
     if k == "s":
         return [d[1][i] for i in bits(v)]
@@ -155,7 +155,7 @@ def from_json_value(j, d):
         return int(j)
     if k == "b":
         return bool(j)
-    if k == "e":
+    if k == "e" or k == "g":
         return d[1].index(j)
     if k == "s":
         m = 0
@@ -657,6 +657,10 @@ class Game:
     source_digest = SOURCE_DIGEST
     end_actions = END_ACTIONS
 
+    def playout(self, state, rng, policy="random_end", max_steps=-1):
+        """The playout kernel (module function `playout`) on one of this game's states."""
+        return playout(state, rng, policy, max_steps)
+
     def new_game(self, num_players):
         if type(num_players) is not int or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
             raise ValueError(f"{GAME_NAME} takes {MIN_PLAYERS}-{MAX_PLAYERS} players, "
@@ -684,6 +688,59 @@ class Game:
 
 _LOCAL_ATTRS = ('l_r', 'l_p', 'l_k', 'l_turn__p', 'it_r', 'ix_r', 'it_p', 'ix_p')
 GAME = Game()
+
+
+# ---- the playout kernel ------------------------------------------------------------------------
+PLAYOUT_POLICIES = ("random", "random_end")
+
+
+def playout(s, rng, policy="random_end", max_steps=-1):
+    """Play on from s, in place, to the end of the game (or for max_steps steps; -1: no limit)
+    with a driver's policy inlined: "random" (uniform legal choices), "random_end" (the same,
+    an end declaration taken as soon as one is legal) or, with a heuristic, "greedy" (see
+    rulelang.sim.PLAYOUT_POLICIES). Chance outcomes are drawn by weight. The
+    choices and draws are those of rulelang.sim's protocol driver with the same rng (the same
+    calls of rng.randrange, in the same order), through the same apply functions, so the game,
+    its history and its final state are the same. Returns (decisions, chance events)."""
+    if policy not in PLAYOUT_POLICIES:
+        raise ValueError(f"unknown playout policy {policy!r} (known: {PLAYOUT_POLICIES})")
+    ends = policy != "random"
+    randrange = rng.randrange
+    apply = _APPLY
+    decisions = steps = 0
+    h0 = len(s.history)
+    try:
+        while steps != max_steps:
+            cp = s.current_player
+            acts = s._acts
+            if cp >= 0:
+                k = s._endk if ends else -1
+                if k < 0:
+                    k = randrange(len(acts))
+                decisions += 1
+            elif cp == CHANCE:
+                if type(acts) is int:  # uniform over the members of a set
+                    k = randrange(acts.bit_count())
+                else:
+                    w0 = acts[0][1]
+                    for _v, w in acts:
+                        if w != w0:  # weighted: rulelang.sim.weighted_index
+                            r = randrange(sum([w for _v, w in acts]))
+                            k = 0
+                            while r >= acts[k][1]:
+                                r -= acts[k][1]
+                                k += 1
+                            break
+                    else:
+                        k = randrange(len(acts))
+            else:
+                break
+            apply[s.pc](s, acts, k)
+            steps += 1
+    except RulesRuntimeError:
+        s._restore(h0 + steps)
+        raise
+    return decisions, steps - decisions
 
 
 def new_game(num_players):

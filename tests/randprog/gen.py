@@ -42,6 +42,14 @@ def is_array(t: str) -> bool:
     return t.endswith("]")
 
 
+def graph_of(en: str) -> str:
+    return f"graph<{en}>"
+
+
+def is_graph(t: str) -> bool:
+    return t.startswith("graph<")
+
+
 def array_parts(t: str) -> tuple[str, str]:
     """'int[Col][player]' -> ('int[Col]', 'player'): the last index is applied first."""
     head, _, idx = t[:-1].rpartition("[")
@@ -159,6 +167,14 @@ class Gen:
                        + " }")
             self.graphs.append((g, en))
             self.features.add("graph")
+            if self.chance(0.6):  # a second map over the same cities: graph values choose
+                g2 = self.name("Gph")
+                self.r.shuffle(pairs)
+                edges = pairs[: self.r.randint(1, len(pairs))]
+                out.append(f"graph {g2}({en}) {{ "
+                           + ", ".join(f"{a} - {b}: {self.r.randint(0, 6)}" for a, b in edges)
+                           + " }")
+                self.graphs.append((g2, en))
 
     def literal(self, t: str) -> str:
         """A constant of type t (for params, variants, table values)."""
@@ -201,6 +217,16 @@ class Gen:
             out.append(f"const {name}: {t} = {val}")
             self.consts.append(Var(name, t, "const"))
             self.features.add("const")
+        bools = [p.name for p in self.params if p.type == BOOL]
+        if self.graphs and bools and self.chance(0.7):
+            # a map chosen by a parameter, as Power Grid chooses Benelux or Central Europe
+            g, en = self.pick(self.graphs)
+            others = [x for x, e2 in self.graphs if e2 == en]
+            name = self.name("KG")
+            out.append(f"const {name}: {graph_of(en)} = if {self.pick(bools)} then {g} "
+                       f"else {self.pick(others)}")
+            self.consts.append(Var(name, graph_of(en), "const"))
+            self.features.add("graph value")
 
     def key_pat(self, t: str) -> str:
         if t == INT:
@@ -273,6 +299,9 @@ class Gen:
         for _ in range(self.r.randint(0, 3)):
             name = self.name("df")
             args = [self.pick(self.plain_types()) for _ in range(self.r.randint(0, 2))]
+            if self.graphs and self.chance(0.3):
+                args.append(graph_of(self.pick(self.graphs)[1]))
+                self.features.add("graph value")
             ret = self.pick([INT, INT, BOOL, *self.enum_types(False)])
             env = self.globals_env() + [Var(f"a{i}_{name}", t, "local")
                                         for i, t in enumerate(args)]
@@ -337,9 +366,47 @@ class Gen:
         if is_list(t):
             return self.list_expr(t, env, ctx, d, leaf, typed)
         if is_array(t):
-            head, _idx = array_parts(t)
-            return self.expr(head, env, ctx, d + 1, typed=True, init=init)  # filled
+            return self.array_expr(t, env, ctx, d, init)
+        if is_graph(t):
+            return self.graph_expr(t, env, ctx, d)
         raise AssertionError(t)
+
+    def array_expr(self, t, env, ctx, d, init) -> str:
+        """An array: a constructor, a literal naming every member, or (a state initialiser)
+        one value that fills it."""
+        head, idx = array_parts(t)
+        forms = ["build"]
+        if idx != PLAYER and not self.enums[idx]["grid"]:  # cells have no literal
+            forms.append("literal")
+        if init:
+            forms += ["fill", "fill"]
+        form = self.pick(forms) if d < 3 else ("fill" if init else "build")
+        if form == "fill":
+            return self.expr(head, env, ctx, d + 1, typed=True, init=init)
+        if form == "literal":
+            ms = list(self.enums[idx]["members"])
+            self.r.shuffle(ms)
+            self.features.add("array literal")
+            return "[" + ", ".join(f"{m} => {self.expr(head, env, ctx, d + 1, typed=True)}"
+                                   for m in ms) + "]"
+        x = self.name("ak")
+        self.features.add("array constructor")
+        value = self.expr(head, env + [Var(x, idx, "loop")], ctx, d + 1, typed=True)
+        return f"[{x} => {value} for {x} in {idx if idx != PLAYER else 'players'}]"
+
+    def graph_expr(self, t, env, ctx, d) -> str:
+        en = elem(t)
+        self.features.add("graph value")
+        names = [g for g, e in self.graphs if e == en]
+        forms = [lambda: self.pick(names)]
+        vs = self.vars_of(env, t)
+        if vs:
+            forms += [lambda: self.pick(vs).name] * 2
+        if d < 3:
+            sub = lambda: self.op(t, env, ctx, d + 1)  # noqa: E731
+            forms.append(lambda: f"if {self.op(BOOL, env, ctx, d + 1)} then {sub()} "
+                                 f"else {sub()}")
+        return self.pick(forms)()
 
     def coll_of(self, env: list[Var], ctx: Ctx, d: int, kinds=None) -> tuple[str, str]:
         """A small collection to iterate: (expression, element type)."""
@@ -417,7 +484,8 @@ class Gen:
             forms.append(lindex)
         if self.graphs:
             def cost():
-                g, en = self.pick(self.graphs)
+                _g, en = self.pick(self.graphs)
+                g = wrap(self.graph_expr(graph_of(en), env, ctx, d + 1))
                 self.features.add("graph builtins")
                 a = self.expr(set_of(en), env, ctx, d + 1, typed=True)
                 b = self.expr(en, env, ctx, d + 1)
@@ -426,6 +494,16 @@ class Gen:
                     return f"path_cost({g}, {a}, {b})"
                 return f"(if path_cost({g}, {a}, {b}) == none then 0 else path_cost({g}, {a}, {b}))"
             forms.append(cost)
+        def position():
+            t = self.pick([list_of(INT), list_of(PLAYER)])
+            xs = wrap(self.expr(t, env, ctx, d + 1))
+            x = self.op(elem(t), env, ctx, d + 1)
+            self.features.add("index_of")
+            if self.chance(self.faults * 4):
+                self.features.add("fault: index_of")
+                return f"index_of({xs}, {x})"
+            return f"(if {x} in {xs} then index_of({xs}, {x}) else 0)"
+        forms.append(position)
         if self.chance(self.faults * 3):
             self.features.add("fault: division")
             return f"{sub()} // {sub()}"
@@ -491,7 +569,8 @@ class Gen:
             forms.append(lambda: f"{self.pick(opts).name} {self.pick(['==', '!='])} none")
         if self.graphs:
             def edge():
-                g, en = self.pick(self.graphs)
+                _g, en = self.pick(self.graphs)
+                g = wrap(self.graph_expr(graph_of(en), env, ctx, d + 1))
                 self.features.add("graph builtins")
                 return (f"edge_cost({g}, {self.expr(en, env, ctx, d + 1)}, "
                         f"{self.expr(en, env, ctx, d + 1)}) {self.pick(['==', '!='])} none")
@@ -602,6 +681,14 @@ class Gen:
             return f"[{self.expr(et, env, ctx, d + 1)}]"
         sub = lambda: self.op(t, env, ctx, d + 1, typed=True)  # noqa: E731
         forms = [lambda: f"{sub()} + {sub()}"]
+
+        def backwards():
+            self.features.add("reversed")
+            if et in self.enums or et == PLAYER:
+                if self.chance(0.5):
+                    return f"reversed({self.expr(set_of(et), env, ctx, d + 1, typed=True)})"
+            return f"reversed({self.expr(t, env, ctx, d + 1, typed=True)})"
+        forms.append(backwards)
         if et == INT:
             forms += [
                 lambda: (f"{self.r.randint(0, 2)}..{self.r.randint(0, 4)} "
@@ -684,9 +771,12 @@ class Gen:
 
     def stmt_let(self, out, env, ctx, ind) -> None:
         t = self.pick([INT, INT, BOOL, PLAYER, *self.enum_types(), list_of(INT),
-                       set_of(PLAYER), f"{self.pick(self.enum_types())}?"])
+                       set_of(PLAYER), f"{self.pick(self.enum_types())}?",
+                       f"int[{self.pick([PLAYER, *self.enum_types()])}]",
+                       *[graph_of(en) for _g, en in self.graphs[:1]]])
         name = self.name("lo")
-        annotate = self.chance(0.5) or t.endswith("?") or is_set(t) or is_list(t)
+        annotate = (self.chance(0.5) or t.endswith("?") or is_set(t) or is_list(t)
+                    or is_array(t))
         value = self.expr(t, env, ctx, 1, typed=annotate)
         out.append(f"{self.pad(ind)}let {name}{': ' + t if annotate else ''} = {value}")
         env.append(Var(name, t, "local"))
@@ -698,6 +788,9 @@ class Gen:
             return self.stmt_let(out, env, ctx, ind)
         v = self.pick(targets)
         lhs, t = v.name, v.type
+        if is_array(t) and self.chance(0.25):
+            out.append(f"{self.pad(ind)}{lhs} = {self.array_expr(t, env, ctx, 1, False)}")
+            return
         while is_array(t):
             t, idx = array_parts(t)
             lhs += f"[{self.expr(idx, env, ctx, 2)}]"
@@ -767,7 +860,7 @@ class Gen:
         env.append(Var(w, INT, "loop"))  # read-only: only the increment below changes it
         cond = f"{w} < {self.r.randint(1, 3)}"
         if self.chance(0.5):
-            cond += f" and {self.expr(BOOL, env, ctx, 2)}"
+            cond += f" and {self.op(BOOL, env, ctx, 2)}"  # wrapped: `or` binds looser
         out.append(f"{self.pad(ind)}while {cond} {{")
         self.block(out, env, self.sub(ctx, loop=True), ind + 1)
         out.append(f"{self.pad(ind + 1)}{w} += 1")

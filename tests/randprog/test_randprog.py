@@ -34,6 +34,8 @@ REQUIRED = {
     "fault: fail", "fault: division", "fault: table without a row", "fault: index",
     "fault: remove", "fault: empty min/max", "fault: none", "fault: no outcome",
     "choose else",
+    "array constructor", "array literal", "graph value", "reversed", "index_of",
+    "fault: index_of",
 }
 
 

@@ -1,0 +1,221 @@
+"""The interpreter's memo tables (defs and `when` tests) and its shared decision candidates:
+a write drops exactly what read the variable written, and nothing stale is ever returned."""
+
+from __future__ import annotations
+
+import glob
+import os
+import random
+
+import pytest
+
+import rulelang
+from rulelang.interpreter import engine
+from tests.conftest import RULES
+
+MEMO = """
+game Memo
+players 2..2
+state {
+  n: int = 0
+  m: int = 0
+  log: list<int> = []
+}
+def twice() -> int = n * 2
+def plus(k: int) -> int = n + k
+def via() -> int = twice() + 1
+def other() -> int = m
+flow {
+  while n < 3 {
+    choose players[0] {
+      # a def read before and after a write in the same option body
+      go() when twice() < 10 {
+        push twice() to log
+        n += 1
+        push twice() to log
+        push via() to log
+      }
+      # the parameters are part of a def's key
+      two() { push plus(1) to log  push plus(2) to log  n += 1 }
+      # a fault after a write: the write and what was remembered after it are undone
+      bad() { n = 5  push twice() to log  n = 1 // (n - n) }
+      # a write to m drops other() but not twice()
+      bump() when n < 1 { m += 1  push other() to log  push twice() to log }
+    }
+  }
+  for i in 0..2 {
+    choose players[1] {
+      # a flow local is part of a `when` test's key
+      pick() when i > 0 and other() >= 0 { log = log }
+      skip() { log = log }
+    }
+  }
+}
+score p => n
+"""
+
+
+@pytest.fixture
+def verify(monkeypatch):
+    monkeypatch.setattr(engine, "VERIFY_MEMO", True)
+
+
+def memo_game():
+    return rulelang.load_text(MEMO, "memo.rules", backend="interpreter")
+
+
+def test_a_def_read_after_a_write_in_the_same_option_body_sees_the_write():
+    s = memo_game().new_game(2)
+    s.apply("go()")
+    assert s.get_var("log") == [0, 2, 3]
+    s.apply("go()")
+    assert s.get_var("log") == [0, 2, 3, 2, 4, 5]
+
+
+def test_a_defs_parameters_are_part_of_its_key():
+    s = memo_game().new_game(2)
+    s.apply("two()")
+    assert s.get_var("log") == [1, 2]
+
+
+def test_a_write_drops_only_the_tables_of_what_reads_it():
+    s = memo_game().new_game(2)
+    twice = s.game.program.defs["twice"]
+    other = s.game.program.defs["other"]
+    s.apply("bump()")
+    assert s.get_var("log") == [1, 0]
+    s._memo[twice][()] = 99  # a planted value: only a write to n may drop it
+    s.apply("bump()")  # writes m: other() is redone, twice() is not
+    assert s.get_var("log") == [1, 0, 2, 99]
+    assert other in s._memo
+    s.apply("two()")  # writes n
+    assert s._memo[twice] == {(): 2}  # dropped, then redone for the next decision's tests
+
+
+def test_a_when_test_is_redone_after_a_write_to_what_it_reads():
+    s = memo_game().new_game(2)
+    assert s.legal_actions() == ["go()", "two()", "bad()", "bump()"]
+    s.apply("two()")  # n = 1: bump() is no longer legal, go() still is
+    assert s.legal_actions() == ["go()", "two()", "bad()"]
+
+
+def test_a_flow_local_is_part_of_a_when_tests_key():
+    s = memo_game().new_game(2)
+    for _ in range(3):
+        s.apply("two()")
+    assert s.current_player == 1
+    assert s.legal_actions() == ["skip()"]  # i = 0
+    s.apply("skip()")
+    assert s.legal_actions() == ["pick()", "skip()"]  # i = 1, no state written in between
+    s.apply("pick()")
+    assert s.legal_actions() == ["pick()", "skip()"]  # i = 2
+
+
+def test_a_fault_undoes_what_was_remembered_after_a_write():
+    s = memo_game().new_game(2)
+    before = s.digest()
+    with pytest.raises(rulelang.RulesRuntimeError, match="division by zero"):
+        s.apply("bad()")
+    assert s.digest() == before
+    s.apply("go()")
+    assert s.get_var("log") == [0, 2, 3]
+
+
+def test_clones_and_set_vars_never_see_each_others_values():
+    s = memo_game().new_game(2)
+    s.apply("go()")
+    c = s.clone()
+    c.apply("go()")
+    c.apply("go()")
+    assert c.get_var("n") == 3 and s.get_var("n") == 1
+    s.apply("two()")
+    assert s.get_var("log") == [0, 2, 3, 2, 3]
+    s.set_vars({"n": 0})
+    assert "bump()" in s.legal_actions()
+    s.apply("go()")
+    assert s.get_var("log")[-3:] == [0, 2, 3]
+
+
+def test_the_candidates_are_shared_until_the_state_changes():
+    s = memo_game().new_game(2)
+    first = s._choices()
+    assert s.legal_actions() == ["go()", "two()", "bad()", "bump()"]
+    assert s.num_choices() == 4 and s.observation(0)["legal_actions"] == s.legal_actions()
+    assert s._choices() is first
+    s.set_vars({"n": 2})
+    assert s._choices() is not first
+    assert s.legal_actions() == ["go()", "two()", "bad()"]
+
+
+RULES_FILES = sorted(glob.glob(os.path.join(RULES, "*.rules")))
+
+
+@pytest.mark.parametrize("path", RULES_FILES, ids=os.path.basename)
+def test_the_static_reads_cover_every_read_a_def_makes(path, monkeypatch):
+    """Every state variable a def reads while a game is played is in its static read set (a
+    missing one would leave a stale table after a write to it)."""
+    game = rulelang.load(path, backend="interpreter")
+    seen: dict[str, set] = {}
+    stack: list[str] = []
+    run_def, var = engine._Evaluator._run_def, engine._Evaluator.var
+
+    def spy_run(self, d, args):
+        stack.append(d.name)
+        try:
+            return run_def(self, d, args)
+        finally:
+            stack.pop()
+
+    def spy_var(self, name):
+        for d in stack:
+            seen.setdefault(d, set()).add(name)
+        return var(self, name)
+
+    monkeypatch.setattr(engine._Evaluator, "_run_def", spy_run)
+    monkeypatch.setattr(engine._Evaluator, "var", spy_var)
+    _play(game, seed=3)
+    assert seen
+    for d, names in seen.items():
+        assert names <= game.reads.of_def(d), (d, names - game.reads.of_def(d))
+
+
+def _play(game, seed: int, steps: int = 400):
+    rng = random.Random(seed)
+    s = game.new_game(min(max(3, game.min_players), game.max_players))
+    for _ in range(steps):
+        if s.is_terminal():
+            break
+        s.legal_actions()
+        s.apply_index(rng.randrange(s.num_choices()))
+    return s
+
+
+@pytest.mark.parametrize("path", RULES_FILES, ids=os.path.basename)
+def test_no_stale_value_on_any_rules_file(verify, path):
+    """With VERIFY_MEMO every remembered value is checked against a fresh evaluation."""
+    game = rulelang.load(path, backend="interpreter")
+    for seed in range(2):
+        _play(game, seed)
+
+
+def test_no_stale_value_in_random_programs(verify):
+    from tests.randprog.gen import generate
+    from tests.randprog.run import play_both
+
+    for seed in range(40):
+        case = generate(seed)
+        for config in case.configs:
+            failure = play_both(case.text, config)
+            assert failure is None or failure.kind not in ("crash",), (seed, str(failure))
+
+
+def test_the_memo_tests_fail_without_invalidation(monkeypatch):
+    """The tests above are not vacuous: with writes that drop nothing they fail."""
+    def write(self, name, value):
+        self.vars[name] = value
+
+    monkeypatch.setattr(engine.State, "write", write)
+    with pytest.raises(AssertionError):
+        test_a_def_read_after_a_write_in_the_same_option_body_sees_the_write()
+    with pytest.raises(AssertionError):
+        test_a_when_test_is_redone_after_a_write_to_what_it_reads()
