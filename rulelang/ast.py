@@ -538,6 +538,8 @@ class PhaseDecl:
     name: str
     params: tuple[Field, ...]
     body: Block
+    # `depth N`: at most N activations may be open at once (re-entry); (N, span of N) or None
+    depth: tuple[int, Span] | None = None
 
 
 @node

@@ -58,6 +58,10 @@ class _Scope:
 # Loops nested in one body, and parameters of one option (each a loop of its legal-action
 # listing): generated engines are Python, which refuses more than 20 nested loop blocks.
 MAX_LOOP_NESTING = 16
+# `phase ... depth N`: N is at most this; and the bodies the lowering expands in place for
+# re-entered phases are at most MAX_PHASE_COPIES (E035), so a file cannot make loading explode.
+MAX_PHASE_DEPTH = 16
+MAX_PHASE_COPIES = 2000
 
 
 @dataclass
@@ -567,20 +571,111 @@ class Checker:
         for name, ph in self.p.phases.items():
             if name not in seen:
                 self.error("E017", f"phase '{name}' is never run from the flow", ph.span)
-        # Phases are expanded in place, so a phase may not (indirectly) run itself.
+        # Phases are expanded in place, so a phase may (indirectly) run itself only when every
+        # phase on the cycle bounds its open activations with `depth N`.
+        phases = self.p.phases
+        for ph in phases.values():
+            if ph.depth is not None and not 1 <= ph.depth[0] <= MAX_PHASE_DEPTH:
+                self.error("E034", f"a phase depth is 1..{MAX_PHASE_DEPTH}, not {ph.depth[0]}",
+                           ph.depth[1])
         state: dict[str, int] = {}
+        reported: set[str] = set()
+        note = "a phase may run itself only if every phase on the cycle declares 'depth N'"
 
         def visit(n: str, path: list[str]) -> None:
             state[n] = 1
             for m in self.runs.get(n, []):
                 if state.get(m) == 1:
-                    self.error("E030", f"phase '{m}' runs itself ({' -> '.join(path + [m])})",
-                               self.p.phases[m].span)
+                    cycle = path[path.index(m):]
+                    bare = [x for x in cycle if phases[x].depth is None]
+                    if bare:
+                        at = m if m in bare else bare[0]
+                        self.error("E030", f"phase '{at}' runs itself "
+                                   f"({' -> '.join(path + [m])})", phases[at].span, note)
+                        reported.update(cycle)
                 elif m not in state:
                     visit(m, path + [m])
             state[n] = 2
 
         visit("<flow>", ["flow"])
+        # A cycle the search above saw only in part (it meets finished phases): any phase that
+        # reaches itself must declare a depth too.
+        for name, ph in phases.items():
+            if ph.depth is not None or name in reported or name not in seen:
+                continue
+            back = self._run_path(name, name)
+            if back is not None:
+                self.error("E030", f"phase '{name}' runs itself ({' -> '.join(back)})",
+                           ph.span, note)
+                reported.update(back)
+        if not self.diags:
+            self.check_expansion()
+
+    def _run_path(self, start: str, goal: str) -> list[str] | None:
+        """A shortest chain of runs from phase start to phase goal (at least one run)."""
+        prev: dict[str, str] = {}
+        todo = [start]
+        while todo:
+            nxt = []
+            for n in todo:
+                for m in self.runs.get(n, []):
+                    if m == goal:
+                        path = [m, n]
+                        while path[-1] != start:
+                            path.append(prev[path[-1]])
+                        return path[::-1]
+                    if m not in prev and m != start:
+                        prev[m] = n
+                        nxt.append(m)
+            todo = nxt
+        return None
+
+    def check_expansion(self) -> None:
+        """The lowering expands every `run` in place, re-entered phases up to their depth: the
+        number of phase bodies that gives is bounded here (E035), before anything is built."""
+        phases = self.p.phases
+        memo: dict[tuple, int] = {}
+
+        def copies(name: str, open_: tuple[str, ...]) -> int:
+            key = (name, tuple(sorted(set(open_) & self._reaching(name))),
+                   tuple(open_.count(x) for x in sorted(set(open_) & self._reaching(name))))
+            if key in memo:
+                return memo[key]
+            total = 1
+            inner = open_ + (name,)
+            for m in self.runs.get(name, []):
+                depth = phases[m].depth[0] if phases[m].depth is not None else 1
+                if inner.count(m) < depth:
+                    total += copies(m, inner)
+                if total > MAX_PHASE_COPIES:
+                    break
+            memo[key] = total
+            return total
+
+        total = 0
+        for m in self.runs.get("<flow>", []):
+            total += copies(m, ())
+            if total > MAX_PHASE_COPIES:
+                worst = max((ph for ph in phases.values() if ph.depth is not None),
+                            key=lambda ph: ph.depth[0], default=None)
+                span = worst.depth[1] if worst is not None else phases[m].span
+                self.error("E035", f"phases re-entered up to their depths expand to more than "
+                           f"{MAX_PHASE_COPIES} phase bodies; lower a depth", span)
+                return
+
+    def _reaching(self, name: str) -> set[str]:
+        """The phases that `name` runs, directly or through others (itself if on a cycle)."""
+        cache = self.__dict__.setdefault("_reach_cache", {})
+        if name not in cache:
+            out: set[str] = set()
+            todo = list(self.runs.get(name, []))
+            while todo:
+                m = todo.pop()
+                if m not in out:
+                    out.add(m)
+                    todo.extend(self.runs.get(m, []))
+            cache[name] = out
+        return cache[name]
 
     def check_def_recursion(self) -> None:
         # Both back ends evaluate defs on the Python stack, so a recursive def would end in a

@@ -93,6 +93,11 @@ def fault_no_choice(where):
     raise RulesRuntimeError("no legal action at this decision", where)
 
 
+def fault_phase_depth(name, depth, where):
+    raise RulesRuntimeError(f"phase '{name}' is already open {depth} time"
+                            f"{'' if depth == 1 else 's'} (its depth)", where)
+
+
 def fault_no_outcome(name, where):
     raise RulesRuntimeError(f"chance '{name}' has no outcome", where)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from fractions import Fraction
 
 import pytest
 
@@ -29,22 +30,26 @@ def test_else_runs_without_a_pause_and_leaves_no_history(backend):
     assert s.legal_actions() == ["seal(1)", "seal(2)", "seal(3)"]
     assert s.history == ["bid(25)", "hold()"]
     s.apply("seal(2)")
+    s.apply("plant(4)")
     # round 2: player 0 has no bid (5 - 10 < 5) and cannot hold (5 <= 20): passes by the else
     assert s.current_player == 1 and s.get_var("auto_passes") == [1, 0]
     assert s.legal_actions() == ["bid(5)", "bid(10)", "bid(15)", "bid(20)", "hold()"]
     s.apply("bid(20)")
     assert s.current_player == 1 and s.legal_actions() == ["seal(1)"]
     s.apply("seal(1)")
+    for a in ["plant(7)", "seal(1)", "plant(13)", "ack()", "plant(9)"]:
+        s.apply(a)
     # round 3: both pass by the else (player 1: 10 - 15 < 5, 10 <= 20), player 0 seals nothing
-    assert s.current_player == 1 and s.get_var("auto_passes") == [2, 1]
-    s.apply("seal(1)")
-    assert s.is_terminal()
-    assert s.history == ["bid(25)", "hold()", "seal(2)", "bid(20)", "seal(1)", "seal(1)"]
+    assert s.is_terminal() and s.get_var("auto_passes") == [2, 1]
+    assert s.history == ["bid(25)", "hold()", "seal(2)", "plant(4)", "bid(20)", "seal(1)",
+                         "plant(7)", "seal(1)", "plant(13)", "ack()", "plant(9)"]
     # the else of a secret decision leaves no entry to hide
-    assert s.history_for(0) == ["bid(25)", "hold()", "?", "bid(20)", "?", "?"]
+    assert s.history_for(0) == ["bid(25)", "hold()", "?", "plant(4)", "bid(20)", "?",
+                                "plant(7)", "?", "plant(13)", "ack()", "plant(9)"]
     assert s.history_for(1) == s.history
     assert s.get_var("sealed") == [0, 1]
-    assert s.scores() == [5 + 25 + 0 + 2, 10 + 20 + 1 + 1]
+    assert s.get_var("plants") == [7 + 9, 4 + 13]
+    assert s.scores() == [5 + 25 + 0 + 2 + 16, 10 + 20 + 1 + 1 + 17]
 
 
 ELSE_ONLY = """game Spin
@@ -119,3 +124,70 @@ def test_an_else_block_may_pause(backend):
     assert s.is_terminal()
     assert s.get_var("log") == [1, 11, 100, 1]
     assert s.history == ["odd()", "coin(1)", "ok()", "odd()"]
+
+
+# ---- phase ... depth N ---------------------------------------------------------------------------
+STEP3_IN_STEP1 = ["bid(25)", "hold()", "seal(2)", "plant(4)", "bid(20)", "seal(1)", "plant(7)",
+                  "seal(1)", "plant(13)", "ack()"]
+
+
+def test_a_reentered_phase_keeps_each_activations_locals(backend):
+    """Round 3 draws the Step 3 card (13) in Step 1: start_step2 runs draw_plant again while the
+    first draw_plant is still open; the inner one draws for player 0, the outer keeps its own
+    `who` (1) and `got` (13)."""
+    s = rulelang.load(FLOW, backend=backend).new_game(2)
+    for a in STEP3_IN_STEP1:
+        s.apply(a)
+    j = json.loads(s.to_json())
+    assert (j["phase"], s.current_player) == ("draw_plant", rulelang.CHANCE)
+    # activation 1's locals are kept as name@1 while activation 2 runs
+    assert j["locals"] == {"by": 1, "c": 13, "c@1": 13, "got": 13, "got@1": 13,
+                           "who": 0, "who@1": 1}
+    assert [a for a, _p in s.chance_outcomes()] == ["plant(13)", "plant(9)"]
+    c = s.clone()
+    assert c.digest() == s.digest()
+    s.apply("plant(9)")
+    assert s.is_terminal() and s.phase is None
+    assert s.get_var("plants") == [7 + 9, 4 + 13] and s.get_var("draws") == [4, 7, 9, 13]
+    c.apply("plant(13)")  # the second 13: Step 2 already began, no further re-entry
+    assert c.is_terminal() and c.get_var("plants") == [7 + 13, 4 + 13]
+    assert c.get_var("draws") == [4, 7, 13, 13] and c.get_var("stage") == 2
+
+
+def test_set_vars_at_a_pause_inside_a_reentered_phase(backend):
+    s = rulelang.load(FLOW, backend=backend).new_game(2)
+    for a in STEP3_IN_STEP1:
+        s.apply(a)
+    s.set_vars({"market": [2, 9, 2]})
+    assert s.chance_outcomes() == [("plant(2)", Fraction(2, 3)), ("plant(9)", Fraction(1, 3))]
+    s.apply("plant(2)")
+    assert s.get_var("market") == [9, 2] and s.get_var("plants") == [7 + 2, 17]
+
+
+REENTER = """game Reenter
+players 2..2
+state { n: int = 0 }
+phase again(k: int) depth 3 {
+  choose players[0] {
+    go() { n += k }
+  }
+  run again(k * 10)
+}
+flow {
+  run again(1)
+}
+score p => n
+"""
+
+
+def test_a_run_past_the_depth_is_a_fault_there(backend):
+    s = rulelang.load_text(REENTER, "reenter.rules", backend=backend).new_game(2)
+    s.apply("go()")
+    s.apply("go()")
+    assert json.loads(s.to_json())["locals"] == {"k": 100, "k@1": 1, "k@2": 10}
+    before = s.digest()
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        s.apply("go()")  # activation 3's body ends in a run that would open a fourth
+    assert (err.value.location, err.value.message) == (
+        "reenter.rules:8:3", "phase 'again' is already open 3 times (its depth)")
+    assert s.digest() == before and s.get_var("n") == 11 and s.legal_actions() == ["go()"]

@@ -198,6 +198,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         slot = program.slots[node]
         if slot not in flow_slots:
             flow_slots.append(slot)
+    flow_slots += [s for s in low.shadows if s not in flow_slots]
     local_attrs = [slot_attr(s) for s in flow_slots]
     loop_attrs = [a for k in range(low.loop_count)
                   for a in (f"it_{em.names.loop[k]}", f"ix_{em.names.loop[k]}")]

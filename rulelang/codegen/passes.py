@@ -14,7 +14,17 @@ from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured, _walk
 from rulelang.consts import key_match
-from rulelang.lower import ChanceAt, ChooseAt, Exec, FinishAt, IterNext, Jump, JumpIfNot, SetPhase
+from rulelang.lower import (
+    ChanceAt,
+    ChooseAt,
+    DepthFault,
+    Exec,
+    FinishAt,
+    IterNext,
+    Jump,
+    JumpIfNot,
+    SetPhase,
+)
 
 # Expression-bodied defs up to this many AST nodes (callees included) are inlined in statements.
 INLINE_NODES = 120
@@ -274,7 +284,7 @@ def plan_flow(an, plan: Plan) -> None:
             leaders.update((pc, pc + 1))
             if ins.orelse >= 0:
                 leaders.add(ins.orelse)
-        if isinstance(ins, ChanceAt | FinishAt):
+        if isinstance(ins, ChanceAt | FinishAt | DepthFault):
             leaders.update((pc, pc + 1))
     order = sorted(x for x in leaders if 0 <= x < len(code))
     for i, start in enumerate(order):
@@ -295,7 +305,7 @@ def plan_flow(an, plan: Plan) -> None:
         elif isinstance(last, ChanceAt):
             succ[start] = []
             roots.append(end)
-        elif isinstance(last, FinishAt):
+        elif isinstance(last, FinishAt | DepthFault):
             succ[start] = []
         else:
             succ[start] = [end]

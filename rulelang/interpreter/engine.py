@@ -20,6 +20,8 @@ from rulelang.lower import (
     Bind,
     ChanceAt,
     ChooseAt,
+    Copy,
+    DepthFault,
     Exec,
     FinishAt,
     IterInit,
@@ -491,6 +493,11 @@ class State:
             elif isinstance(ins, SetPhase):
                 self.phase = ins.name
                 self.pc += 1
+            elif isinstance(ins, Copy):
+                frame[ins.dst] = frame.get(ins.src)
+                self.pc += 1
+            elif isinstance(ins, DepthFault):
+                runtime.fault_phase_depth(ins.phase, ins.depth, loc(ins.node.span))
             elif isinstance(ins, FinishAt):
                 self.current_player = TERMINAL
                 return

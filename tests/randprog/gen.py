@@ -100,6 +100,8 @@ class Gen:
         self.tables: list[tuple[str, list[str], str]] = []  # name, key types, result
         self.defs: list[tuple[str, list[str], str]] = []
         self.phases: list[tuple[str, list[str]]] = []
+        self.deep_phases: set[int] = set()  # phases declared with `depth N`: may run themselves
+        self.phase_text: dict[str, str] = {}  # phase name -> its body's lines
         self.graphs: list[tuple[str, str]] = []
         self.secret_actions: list[str] = []
         self.variants: list[str] = []
@@ -764,6 +766,8 @@ class Gen:
 
     def runnable(self, ctx) -> list[int]:
         limit = len(self.phases) if ctx.phase is None else ctx.phase
+        if ctx.phase is not None and ctx.phase in self.deep_phases:
+            limit += 1  # re-entry, bounded by the depth (a run past it is a fault)
         return list(range(limit))
 
     def pad(self, ind: int) -> str:
@@ -896,6 +900,8 @@ class Gen:
         values = ", ".join(self.expr(a, env, ctx, 1) for a in args)
         out.append(f"{self.pad(ind)}run {name}({values})")
         self.features.add("phase")
+        if k == ctx.phase:
+            self.features.add("phase re-entry")
 
     def oparam(self, env, ctx) -> tuple[str, str, str]:
         t = self.pick([INT, INT, BOOL, BOOL, PLAYER, *self.enum_types()])
@@ -1005,11 +1011,19 @@ class Gen:
         self.phases = names
         for k, (name, args) in enumerate(names):
             params = [Var(f"{name}_a{i}", t, "local") for i, t in enumerate(args)]
-            out.append(f"phase {name}({', '.join(f'{p.name}: {p.type}' for p in params)}) {{")
+            depth = ""
+            if self.chance(0.3):
+                self.deep_phases.add(k)
+                depth = f" depth {self.r.randint(1, 3)}"
+                self.features.add("phase depth")
+            out.append(f"phase {name}({', '.join(f'{p.name}: {p.type}' for p in params)})"
+                       f"{depth} {{")
             self.budget = 10
+            start = len(out)
             self.block(out, self.globals_env() + params, Ctx(phase=k, depth=1), 1,
                        n=self.r.randint(1, 4))
             out.append("}")
+            self.phase_text[name] = "\n".join(out[start:])
 
     def program(self) -> Case:
         out = [f"# random program, seed {self.seed}", f"game R{self.seed}"]
@@ -1029,8 +1043,9 @@ class Gen:
         self.budget = self.r.randint(8, 25)
         env = self.globals_env()
         self.block(flow, env, Ctx(), 1, n=self.r.randint(3, 7))
-        used = "\n".join(phases + flow)
         for name, args in self.phases:  # every phase must be run somewhere (E017)
+            # (by the flow or another phase: a phase that only runs itself is never started)
+            used = "\n".join([*flow, *(t for n, t in self.phase_text.items() if n != name)])
             if f"run {name}(" not in used:
                 flow.append(f"  run {name}({', '.join(self.expr(a, env, Ctx(), 2) for a in args)})")
         flow.append("}")
