@@ -24,10 +24,6 @@ import pytest
 from rulelang import CHANCE, TERMINAL, IllegalAction
 from tests.conftest import RULES
 
-PATH = os.path.join(RULES, "powergrid.rules")
-# rules/powergrid.rules reads its data through `include` (docs/language.md); until that construct
-# is merged the file is kept as rules/powergrid.rules.wip.
-pytestmark = pytest.mark.skipif(not os.path.exists(PATH), reason="powergrid.rules pending include")
 DATA = os.path.join(RULES, "data", "powergrid")
 FIXED = {"choose_areas": False}
 
