@@ -190,7 +190,7 @@ def test_compiled_output_is_standalone_and_names_the_included_files(tmp_path):
     text = compile_program(program)
     header = text.split('"""')[1]
     assert f"    {FIXTURE / 'data' / 'market.rules'}\n" in header
-    assert f"Source sha256 (with the included files): {program.digest}" in header
+    assert f"Source sha256 (with includes): {program.digest}" in header
     # run from elsewhere, with the data folder gone: nothing is read at run time
     module = tmp_path / "engine.py"
     module.write_text(text, encoding="utf-8")

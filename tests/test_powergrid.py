@@ -369,36 +369,47 @@ def test_step3_card_in_the_auction(pg, step):
     assert s.get_var("step3_in_market") is False
 
 
-def test_step3_card_while_building_in_step1(pg):
+@pytest.mark.parametrize("step", [1, 2])
+def test_step3_card_while_building(pg, step):
     s = first_build(pg())
     four = ["Groningen", "Leeuwarden", "Enschede", "Apeldoorn"]
     _deck_ends_in_step3(s, ["P20", "P21"],
                         market=["P05", "P06", "P07", "P08", "P09", "P10", "P13", "P14"],
-                        owned=[["P03"], ["P04"]], network=[four, []], houses=houses((four, 1)))
+                        owned=[["P03"], ["P04"]], network=[four, []], houses=houses((four, 1)),
+                        game_step=step)
     # Arnhem: Apeldoorn-Arnhem 3 (Enschede-Arnhem 7): 10 + 3 = 13; 47 - 13 = 34.
     s.apply("build(Arnhem)")
-    # L73: 5 cities: plant 5 leaves; its replacement is the Step 3 card (L109): the deck is
-    # shuffled (20, 21); P4: in Step 1 the Step 2 actions first: plant 6 leaves, replaced by a
-    # draw from the new deck.
-    assert s.current_player == CHANCE
-    s.apply("draw_plant(P20)")
-    # Then plant 7 (the cheapest) leaves with no replacement: 6 plants.
-    assert s.get_var("market") == ["P08", "P09", "P10", "P13", "P14", "P20"]
     assert s.get_var("cash")[0] == 34
+    # L73: 5 cities: plant 5 leaves; its replacement is the Step 3 card (L109): the deck is
+    # shuffled (20, 21).
+    if step == 1:
+        # P4: in Step 1 the Step 2 actions first: plant 6 leaves, replaced by a draw from the
+        # new deck; then plant 7 (the cheapest) leaves with no replacement: 6 plants.
+        assert s.current_player == CHANCE
+        s.apply("draw_plant(P20)")
+        assert s.get_var("market") == ["P08", "P09", "P10", "P13", "P14", "P20"]
+        last = ["draw_plant(P21)"]
+    else:
+        # The card and the cheapest (6) leave with no replacement: 6 plants.
+        assert s.get_var("market") == ["P07", "P08", "P09", "P10", "P13", "P14"]
+        last = ["draw_plant(P20)", "draw_plant(P21)"]
+    assert s.get_var("step3_after_build") is True
     # P4: the slot limit stays at one house per city until the phase ends.
     s.apply("done_building()")
     assert "build(Arnhem)" not in s.legal_actions()
     s.apply("done_building()")
     # After building: Step 3 (L109). Bureaucracy refills with Step 3 numbers (Benelux, 2
     # players): coal 4, oil 3, garbage 3, uranium 1: coal 18 + 4 = 22, oil 24 (full), garbage
-    # 6 + 3 = 9, uranium 2 + 1 = 3. L122-123, P8: in Step 3 the cheapest plant (8) leaves once
-    # and is replaced (21, the last card).
+    # 6 + 3 = 9, uranium 2 + 1 = 3. L122-123, P8: in Step 3 the cheapest plant leaves once and
+    # is replaced from the deck (21).
     assert s.get_var("game_step") == 3
     assert s.get_var("res_market") == {"Coal": 22, "Oil": 24, "Garbage": 9, "Uranium": 3}
-    assert [a for a, _ in s.chance_outcomes()] == ["draw_plant(P21)"]
+    assert [a for a, _ in s.chance_outcomes()] == last
     s.apply("draw_plant(P21)")
-    assert s.get_var("market") == ["P09", "P10", "P13", "P14", "P20", "P21"]
-    assert s.get_var("build_limit") == 1
+    if step == 1:
+        assert s.get_var("market") == ["P09", "P10", "P13", "P14", "P20", "P21"]   # 8 left
+    else:
+        assert s.get_var("market") == ["P08", "P09", "P10", "P13", "P14", "P21"]   # 7 left
     assert s.phase == "auction"
 
 
