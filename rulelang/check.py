@@ -236,8 +236,27 @@ class Checker:
                            f"first defined at {first.span}")
             names.append(m.name)
             self.members.setdefault(m.name, []).append((d.name, len(names) - 1))
-        info = EnumInfo(d.name, names, [], [m.args for m in d.members], d.span)
+        info = EnumInfo(d.name, names, [], [m.args for m in d.members], d.span,
+                        display=[m.display if m.display is not None else m.name
+                                 for m in d.members])
+        self.check_display_names(d, info)
         self.p.enums[d.name] = info
+
+    def check_display_names(self, d: ast.EnumDecl, info: EnumInfo) -> None:
+        """Display names are one line of printable text, and no two members look alike."""
+        for m, shown in zip(d.members, info.display):
+            if m.display is None:
+                continue
+            if not m.display.strip() or not m.display.isprintable():
+                self.error("E047", "a display name is a line of printable text, not empty",
+                           m.display_span)
+                continue
+            same = [x for x, s in zip(d.members, info.display)
+                    if x is not m and (s.casefold() == shown.casefold()
+                                       or x.name.casefold() == shown.casefold())]
+            if same:
+                self.error("E047", f"display name \"{shown}\" is also how member "
+                           f"'{same[0].name}' of {d.name} is shown", m.display_span)
 
     def collect_grid(self, d: ast.GridDecl) -> None:
         if len(d.row_lo) != 1 or len(d.row_hi) != 1 or not (d.row_lo.isupper()
@@ -251,7 +270,7 @@ class Checker:
         cols = list(range(d.col_lo, d.col_hi + 1))
         names = [f"{c}{r}" for r in rows for c in cols]
         self.p.enums[d.name] = EnumInfo(d.name, names, [], [() for _ in names], d.span,
-                                        grid=(d.col_lo, len(cols), rows))
+                                        grid=(d.col_lo, len(cols), rows), display=list(names))
 
     # -- types of declarations
     def resolve_type(self, t: ast.TypeExpr) -> T.Type:

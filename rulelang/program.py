@@ -23,6 +23,8 @@ class EnumInfo:
     member_args: list[tuple[ast.Expr, ...]]
     span: Span
     grid: tuple[int, int, list[str]] | None = None  # (first col, number of cols, row labels)
+    # What people see for each member: its display name (`Lodz "Łódź"`), else its name
+    display: list[str] = field(default_factory=list)
 
 
 @dataclass
