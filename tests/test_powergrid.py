@@ -21,9 +21,11 @@ import os
 
 import pytest
 
+import rulelang
 from rulelang import CHANCE, TERMINAL, IllegalAction
 from tests.conftest import RULES
 
+PATH = os.path.join(RULES, "powergrid.rules")
 DATA = os.path.join(RULES, "data", "powergrid")
 FIXED = {"choose_areas": False}
 
@@ -608,6 +610,22 @@ def test_data_files_are_generated_from_the_json():
     for name, fn in conv.FILES.items():
         with open(os.path.join(DATA, name), encoding="utf-8") as f:
             assert f.read() == fn(), f"{name} is out of date: run convert.py"
+
+
+def test_places_in_their_own_spelling():
+    from rulelang.view import arg_display, display_aliases
+    program = rulelang.check_file(PATH)
+    city = program.enums["City"]
+    shown = dict(zip(city.members, city.display))
+    for f in ("map_benelux.json", "map_central_europe.json"):
+        with open(os.path.join(DATA, f), encoding="utf-8") as fh:
+            for c in json.load(fh)["cities"]:
+                # The JSON name without the source's notes in parentheses.
+                assert shown[_ident(c["name"])] == c["name"].split(" (")[0]
+    assert shown["Lodz"] == "Łódź" and shown["Hertogenbosch"] == "'s-Hertogenbosch"
+    # play shows build(Lodz) as Łódź, and reads Łódź typed.
+    assert arg_display(program)["build"][0]["Lodz"] == "Łódź"
+    assert display_aliases(program)["łódź"] == "Lodz"
 
 
 @pytest.mark.parametrize(("variant", "fname", "detours"), [
