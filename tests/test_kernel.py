@@ -54,9 +54,18 @@ def _both(game, start, seed, policy, max_steps=-1):
             err = None
         except RulesRuntimeError as exc:
             counts, err = None, (exc.message, exc.location)
-        out.append((counts, err, s.digest(), list(s.history), rng.getstate(),
-                    s.scores() if s.is_terminal() else None))
+        out.append((counts, err, s.digest(), list(s.history), rng.getstate(), _scores(s)))
     return out
+
+
+def _scores(s):
+    """The final scores, or the fault a random program's score raises (both sides compared)."""
+    if not s.is_terminal():
+        return None
+    try:
+        return s.scores()
+    except RulesRuntimeError as exc:
+        return ("fault", exc.message, exc.location)
 
 
 @pytest.mark.parametrize(("path", "variant", "players"), CASES)
