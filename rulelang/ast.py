@@ -540,6 +540,18 @@ class PhaseDecl:
     name: str
     params: tuple[Field, ...]
     body: Block
+    # `depth N`: at most N activations may be open at once (re-entry); (N, span of N) or None
+    depth: tuple[int, Span] | None = None
+
+
+@node
+class StandingDecl:
+    """`standing p { options }`: options offered to p after the legal actions of every decision
+    of p that has some; after one runs, the same decision is asked again."""
+
+    span: Span  # of the player variable
+    var: str
+    options: tuple[Option, ...]
 
 
 @node
@@ -627,7 +639,7 @@ class ViewDecl:
 Decl = (
     GameDecl | PlayersDecl | ParamDecl | VariantDecl | EnumDecl | GridDecl | GraphDecl | ConstDecl
     | TableDecl | StateDecl | DefDecl | PhaseDecl | FlowDecl | ScoreDecl | MetricDecl
-    | ViewDecl | IncludeDecl
+    | ViewDecl | IncludeDecl | StandingDecl
 )
 
 

@@ -58,6 +58,10 @@ class _Scope:
 # Loops nested in one body, and parameters of one option (each a loop of its legal-action
 # listing): generated engines are Python, which refuses more than 20 nested loop blocks.
 MAX_LOOP_NESTING = 16
+# `phase ... depth N`: N is at most this; and the bodies the lowering expands in place for
+# re-entered phases are at most MAX_PHASE_COPIES (E035), so a file cannot make loading explode.
+MAX_PHASE_DEPTH = 16
+MAX_PHASE_COPIES = 2000
 
 
 @dataclass
@@ -83,6 +87,7 @@ class Checker:
         self.reveals: list[ast.Reveal] = []
         self.secret_actions: set[str] = set()
         self.def_calls: dict[str, list[str]] = {}  # def -> defs it calls
+        self.choice_names: dict[str, Span] = {}  # option names of every `choose`, first seen
         self.cur_def: str | None = None
         self.resolved: dict[ast.TypeExpr, T.Type] = {}
 
@@ -116,6 +121,7 @@ class Checker:
             scope = _Scope()
             self.cur_runner = "<flow>"
             self.check_block(p.flow.body, scope, _Ctx())
+        self.check_standing()
         for md in p.metrics.values():
             self.owner = md.name
             self.expect(md.expr, _Scope(), _Ctx(pure=True), T.INT)
@@ -198,6 +204,8 @@ class Checker:
                 for v in d.vars:
                     if self.declare(v.name, v.span):
                         p.state_vars.append(v)
+            elif isinstance(d, ast.StandingDecl):
+                p.standing.append(d)
             elif isinstance(d, ast.FlowDecl):
                 if p.flow is not None:
                     self.error("E011", "duplicate 'flow' block", d.span,
@@ -595,20 +603,111 @@ class Checker:
         for name, ph in self.p.phases.items():
             if name not in seen:
                 self.error("E017", f"phase '{name}' is never run from the flow", ph.span)
-        # Phases are expanded in place, so a phase may not (indirectly) run itself.
+        # Phases are expanded in place, so a phase may (indirectly) run itself only when every
+        # phase on the cycle bounds its open activations with `depth N`.
+        phases = self.p.phases
+        for ph in phases.values():
+            if ph.depth is not None and not 1 <= ph.depth[0] <= MAX_PHASE_DEPTH:
+                self.error("E034", f"a phase depth is 1..{MAX_PHASE_DEPTH}, not {ph.depth[0]}",
+                           ph.depth[1])
         state: dict[str, int] = {}
+        reported: set[str] = set()
+        note = "a phase may run itself only if every phase on the cycle declares 'depth N'"
 
         def visit(n: str, path: list[str]) -> None:
             state[n] = 1
             for m in self.runs.get(n, []):
                 if state.get(m) == 1:
-                    self.error("E030", f"phase '{m}' runs itself ({' -> '.join(path + [m])})",
-                               self.p.phases[m].span)
+                    cycle = path[path.index(m):]
+                    bare = [x for x in cycle if phases[x].depth is None]
+                    if bare:
+                        at = m if m in bare else bare[0]
+                        self.error("E030", f"phase '{at}' runs itself "
+                                   f"({' -> '.join(path + [m])})", phases[at].span, note)
+                        reported.update(cycle)
                 elif m not in state:
                     visit(m, path + [m])
             state[n] = 2
 
         visit("<flow>", ["flow"])
+        # A cycle the search above saw only in part (it meets finished phases): any phase that
+        # reaches itself must declare a depth too.
+        for name, ph in phases.items():
+            if ph.depth is not None or name in reported or name not in seen:
+                continue
+            back = self._run_path(name, name)
+            if back is not None:
+                self.error("E030", f"phase '{name}' runs itself ({' -> '.join(back)})",
+                           ph.span, note)
+                reported.update(back)
+        if not self.diags:
+            self.check_expansion()
+
+    def _run_path(self, start: str, goal: str) -> list[str] | None:
+        """A shortest chain of runs from phase start to phase goal (at least one run)."""
+        prev: dict[str, str] = {}
+        todo = [start]
+        while todo:
+            nxt = []
+            for n in todo:
+                for m in self.runs.get(n, []):
+                    if m == goal:
+                        path = [m, n]
+                        while path[-1] != start:
+                            path.append(prev[path[-1]])
+                        return path[::-1]
+                    if m not in prev and m != start:
+                        prev[m] = n
+                        nxt.append(m)
+            todo = nxt
+        return None
+
+    def check_expansion(self) -> None:
+        """The lowering expands every `run` in place, re-entered phases up to their depth: the
+        number of phase bodies that gives is bounded here (E035), before anything is built."""
+        phases = self.p.phases
+        memo: dict[tuple, int] = {}
+
+        def copies(name: str, open_: tuple[str, ...]) -> int:
+            key = (name, tuple(sorted(set(open_) & self._reaching(name))),
+                   tuple(open_.count(x) for x in sorted(set(open_) & self._reaching(name))))
+            if key in memo:
+                return memo[key]
+            total = 1
+            inner = open_ + (name,)
+            for m in self.runs.get(name, []):
+                depth = phases[m].depth[0] if phases[m].depth is not None else 1
+                if inner.count(m) < depth:
+                    total += copies(m, inner)
+                if total > MAX_PHASE_COPIES:
+                    break
+            memo[key] = total
+            return total
+
+        total = 0
+        for m in self.runs.get("<flow>", []):
+            total += copies(m, ())
+            if total > MAX_PHASE_COPIES:
+                worst = max((ph for ph in phases.values() if ph.depth is not None),
+                            key=lambda ph: ph.depth[0], default=None)
+                span = worst.depth[1] if worst is not None else phases[m].span
+                self.error("E035", f"phases re-entered up to their depths expand to more than "
+                           f"{MAX_PHASE_COPIES} phase bodies; lower a depth", span)
+                return
+
+    def _reaching(self, name: str) -> set[str]:
+        """The phases that `name` runs, directly or through others (itself if on a cycle)."""
+        cache = self.__dict__.setdefault("_reach_cache", {})
+        if name not in cache:
+            out: set[str] = set()
+            todo = list(self.runs.get(name, []))
+            while todo:
+                m = todo.pop()
+                if m not in out:
+                    out.add(m)
+                    todo.extend(self.runs.get(m, []))
+            cache[name] = out
+        return cache[name]
 
     def check_def_recursion(self) -> None:
         # Both back ends evaluate defs on the Python stack, so a recursive def would end in a
@@ -676,6 +775,12 @@ class Checker:
         if ctx.pure and isinstance(s, PAUSES):
             self.error("E016", "decisions, chance, 'run' and 'finish' are not allowed in a def",
                        s.span)
+            return
+        if ctx.where == "standing" and isinstance(s, PAUSES + (ast.Reveal,)):
+            what = {ast.Choose: "a decision", ast.Chance: "chance", ast.Run: "'run'",
+                    ast.Finish: "'finish'", ast.Reveal: "'reveal'"}[type(s)]
+            self.error("E036", f"{what} is not allowed in a standing option (its body runs "
+                       "between two asks of the same decision)", s.span)
             return
         if isinstance(s, ast.Let):
             want = self.resolve_type(s.type) if s.type is not None else None
@@ -777,12 +882,41 @@ class Checker:
         else:
             raise AssertionError(s)
 
+    def check_standing(self) -> None:
+        """`standing p { ... }` declarations, after the flow (so every decision's option names
+        are known): their options share one name space, with each other and with every
+        decision (two equal action strings at one decision could not be told apart)."""
+        names: dict[str, Span] = {}
+        for sd in self.p.standing:
+            self.owner = "standing"
+            scope = _Scope()
+            self.declare_local(scope, sd, sd.var, T.PLAYER, sd.span)
+            for o in sd.options:
+                if o.name in names:
+                    self.error("E011", f"duplicate standing option '{o.name}'", o.span,
+                               f"first declared at {names[o.name]}")
+                elif o.name in self.choice_names:
+                    self.error("E037", f"'{o.name}' is an option of a decision too (at "
+                               f"{self.choice_names[o.name]}); a standing option needs a name "
+                               "of its own", o.span)
+                names.setdefault(o.name, o.span)
+            self.check_options(sd.options, scope, _Ctx(where="standing"), False)
+        self.owner = ""
+
     def check_choose(self, s: ast.Choose, scope: _Scope, ctx: _Ctx) -> None:
         self.expect(s.player, scope, ctx, T.PLAYER)
+        for o in s.options:
+            self.choice_names.setdefault(o.name, o.span)
+        self.check_options(s.options, scope, ctx, s.secret, duplicates=True)
+        if s.orelse is not None:
+            self.check_block(s.orelse, scope, ctx)
+
+    def check_options(self, options, scope: _Scope, ctx: _Ctx, secret: bool,
+                      duplicates: bool = False) -> None:
         names: set[str] = set()
         ends = set(self.p.end_actions)
-        for o in s.options:
-            if o.name in names:
+        for o in options:
+            if o.name in names and duplicates:
                 self.error("E011", f"duplicate option '{o.name}' in this choice", o.span)
             names.add(o.name)
             if o.annotation is not None:
@@ -818,11 +952,9 @@ class Checker:
                 self.expect(o.when, inner, ctx, T.BOOL)
             self.check_block(o.body, inner, ctx)
             self.register_action(o.name, tuple(sig), o.span)
-            if s.secret:
+            if secret:
                 self.secret_actions.add(o.name)
         self.p.end_actions = frozenset(ends)
-        if s.orelse is not None:
-            self.check_block(s.orelse, scope, ctx)
 
     def register_action(self, name: str, sig: tuple[T.Type, ...], span: Span) -> None:
         prev = self.p.action_sigs.get(name)

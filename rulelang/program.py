@@ -52,6 +52,7 @@ class Program:
     state_vars: list[ast.StateVar] = field(default_factory=list)
     state_types: dict[str, T.Type] = field(default_factory=dict)
     flow: ast.FlowDecl | None = None
+    standing: list[ast.StandingDecl] = field(default_factory=list)  # in declaration order
     score: ast.ScoreDecl | None = None
     tiebreak: ast.ScoreDecl | None = None
     heuristic: ast.ScoreDecl | None = None  # `heuristic p => ...` (bots), or None

@@ -62,10 +62,7 @@ class Viewer:
     def _state(self, obs: dict):
         from rulelang.interpreter.engine import State
 
-        st = State.__new__(State)
-        st.game = self.game
-        st.num_players = obs["num_players"]
-        st._memo = {}  # the interpreter's memo of def and `when` results (none yet)
+        st = State(self.game, obs["num_players"])  # a position holding only the variables
         types = self.program.state_types
         st.vars = {name: self.game.parse_value(j, types[name])
                    for name, j in obs["vars"].items() if name in types}

@@ -503,6 +503,12 @@ def test_demand_tiles_are_secret(auto):
     assert s.history_for(Y) == ["first_player(0)", "?", "demand_tile(2)", "?"]
     assert var(s, "tiles") == [[4], [2], [5]]
     assert s.observation(R)["vars"]["tiles"] == [[4], None, None]
+    # A loan (standing option) is public, and the same decision is asked again.
+    play(s, "take_loan()")
+    assert s.history_for(Y)[-1] == "take_loan()" and s.current_player == R
+    assert s.legal_actions()[0] == "pick(Ford)" and s.legal_actions()[-1] == "take_loan()"
+    play(s, "take_loan()")
+    assert "take_loan()" not in s.legal_actions() and cash(s)[R] == 3000
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])

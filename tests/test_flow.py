@@ -1,10 +1,12 @@
 """The control-flow constructs of docs/language.md (session 2026-12-01), with exact values on
-both back ends: `choose ... else` (section 7.1)."""
+both back ends: `choose ... else` (section 7.1), `phase ... depth N` (section 3) and standing
+options (section 7.2)."""
 
 from __future__ import annotations
 
 import json
 import os
+from fractions import Fraction
 
 import pytest
 
@@ -21,30 +23,38 @@ def loop_message(n: int) -> str:
 # ---- choose ... else ----------------------------------------------------------------------------
 def test_else_runs_without_a_pause_and_leaves_no_history(backend):
     s = rulelang.load(FLOW, backend=backend).new_game(2)
-    assert s.legal_actions() == ["bid(5)", "bid(10)", "bid(15)", "bid(20)", "bid(25)", "hold()"]
+    # (take_loan(): the standing option, after the decision's own actions)
+    assert s.legal_actions() == ["bid(5)", "bid(10)", "bid(15)", "bid(20)", "bid(25)", "hold()",
+                                 "take_loan()"]
     s.apply("bid(25)")  # cash 5
     s.apply("hold()")
-    # player 0 cannot seal (5 < 10): the else ran, and player 1 is asked at once
+    # player 0 cannot seal (5 < 10): the else ran, and player 1 is asked at once (standing
+    # options are not offered where the decision has no action of its own)
     assert s.current_player == 1
-    assert s.legal_actions() == ["seal(1)", "seal(2)", "seal(3)"]
+    assert s.legal_actions() == ["seal(1)", "seal(2)", "seal(3)", "take_loan()"]
     assert s.history == ["bid(25)", "hold()"]
     s.apply("seal(2)")
+    s.apply("plant(4)")
     # round 2: player 0 has no bid (5 - 10 < 5) and cannot hold (5 <= 20): passes by the else
     assert s.current_player == 1 and s.get_var("auto_passes") == [1, 0]
-    assert s.legal_actions() == ["bid(5)", "bid(10)", "bid(15)", "bid(20)", "hold()"]
+    assert s.legal_actions() == ["bid(5)", "bid(10)", "bid(15)", "bid(20)", "hold()",
+                                 "take_loan()"]
     s.apply("bid(20)")
-    assert s.current_player == 1 and s.legal_actions() == ["seal(1)"]
+    assert s.current_player == 1 and s.legal_actions() == ["seal(1)", "take_loan()"]
     s.apply("seal(1)")
+    for a in ["plant(7)", "seal(1)", "plant(13)", "ack()", "plant(9)"]:
+        s.apply(a)
     # round 3: both pass by the else (player 1: 10 - 15 < 5, 10 <= 20), player 0 seals nothing
-    assert s.current_player == 1 and s.get_var("auto_passes") == [2, 1]
-    s.apply("seal(1)")
-    assert s.is_terminal()
-    assert s.history == ["bid(25)", "hold()", "seal(2)", "bid(20)", "seal(1)", "seal(1)"]
+    assert s.is_terminal() and s.get_var("auto_passes") == [2, 1]
+    assert s.history == ["bid(25)", "hold()", "seal(2)", "plant(4)", "bid(20)", "seal(1)",
+                         "plant(7)", "seal(1)", "plant(13)", "ack()", "plant(9)"]
     # the else of a secret decision leaves no entry to hide
-    assert s.history_for(0) == ["bid(25)", "hold()", "?", "bid(20)", "?", "?"]
+    assert s.history_for(0) == ["bid(25)", "hold()", "?", "plant(4)", "bid(20)", "?",
+                                "plant(7)", "?", "plant(13)", "ack()", "plant(9)"]
     assert s.history_for(1) == s.history
     assert s.get_var("sealed") == [0, 1]
-    assert s.scores() == [5 + 25 + 0 + 2, 10 + 20 + 1 + 1]
+    assert s.get_var("plants") == [7 + 9, 4 + 13]
+    assert s.scores() == [5 + 25 + 0 + 2 + 16, 10 + 20 + 1 + 1 + 17]
 
 
 ELSE_ONLY = """game Spin
@@ -119,3 +129,140 @@ def test_an_else_block_may_pause(backend):
     assert s.is_terminal()
     assert s.get_var("log") == [1, 11, 100, 1]
     assert s.history == ["odd()", "coin(1)", "ok()", "odd()"]
+
+
+# ---- phase ... depth N ---------------------------------------------------------------------------
+STEP3_IN_STEP1 = ["bid(25)", "hold()", "seal(2)", "plant(4)", "bid(20)", "seal(1)", "plant(7)",
+                  "seal(1)", "plant(13)", "ack()"]
+
+
+def test_a_reentered_phase_keeps_each_activations_locals(backend):
+    """Round 3 draws the Step 3 card (13) in Step 1: start_step2 runs draw_plant again while the
+    first draw_plant is still open; the inner one draws for player 0, the outer keeps its own
+    `who` (1) and `got` (13)."""
+    s = rulelang.load(FLOW, backend=backend).new_game(2)
+    for a in STEP3_IN_STEP1:
+        s.apply(a)
+    j = json.loads(s.to_json())
+    assert (j["phase"], s.current_player) == ("draw_plant", rulelang.CHANCE)
+    # activation 1's locals are kept as name@1 while activation 2 runs
+    assert j["locals"] == {"by": 1, "c": 13, "c@1": 13, "got": 13, "got@1": 13,
+                           "who": 0, "who@1": 1}
+    assert [a for a, _p in s.chance_outcomes()] == ["plant(13)", "plant(9)"]
+    c = s.clone()
+    assert c.digest() == s.digest()
+    s.apply("plant(9)")
+    assert s.is_terminal() and s.phase is None
+    assert s.get_var("plants") == [7 + 9, 4 + 13] and s.get_var("draws") == [4, 7, 9, 13]
+    c.apply("plant(13)")  # the second 13: Step 2 already began, no further re-entry
+    assert c.is_terminal() and c.get_var("plants") == [7 + 13, 4 + 13]
+    assert c.get_var("draws") == [4, 7, 13, 13] and c.get_var("stage") == 2
+
+
+def test_set_vars_at_a_pause_inside_a_reentered_phase(backend):
+    s = rulelang.load(FLOW, backend=backend).new_game(2)
+    for a in STEP3_IN_STEP1:
+        s.apply(a)
+    s.set_vars({"market": [2, 9, 2]})
+    assert s.chance_outcomes() == [("plant(2)", Fraction(2, 3)), ("plant(9)", Fraction(1, 3))]
+    s.apply("plant(2)")
+    assert s.get_var("market") == [9, 2] and s.get_var("plants") == [7 + 2, 17]
+
+
+REENTER = """game Reenter
+players 2..2
+state { n: int = 0 }
+phase again(k: int) depth 3 {
+  choose players[0] {
+    go() { n += k }
+  }
+  run again(k * 10)
+}
+flow {
+  run again(1)
+}
+score p => n
+"""
+
+
+def test_a_run_past_the_depth_is_a_fault_there(backend):
+    s = rulelang.load_text(REENTER, "reenter.rules", backend=backend).new_game(2)
+    s.apply("go()")
+    s.apply("go()")
+    assert json.loads(s.to_json())["locals"] == {"k": 100, "k@1": 1, "k@2": 10}
+    before = s.digest()
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        s.apply("go()")  # activation 3's body ends in a run that would open a fourth
+    assert (err.value.location, err.value.message) == (
+        "reenter.rules:8:3", "phase 'again' is already open 3 times (its depth)")
+    assert s.digest() == before and s.get_var("n") == 11 and s.legal_actions() == ["go()"]
+
+
+# ---- standing options ---------------------------------------------------------------------------
+def test_standing_options_are_offered_after_the_decisions_own_and_ask_it_again(backend):
+    s = rulelang.load(FLOW, backend=backend).new_game(3)
+    s.apply("take_loan()")
+    # the same decision again, its legal actions recomputed (cash 45: bids up to 40)
+    assert s.current_player == 0 and s.get_var("cash") == [45, 30, 30]
+    assert s.legal_actions() == ["bid(5)", "bid(10)", "bid(15)", "bid(20)", "bid(25)", "bid(30)",
+                                 "bid(35)", "bid(40)", "hold()", "take_loan()", "repay(1)"]
+    s.apply("take_loan()")
+    # the `when` bounds it: two loans at most
+    assert s.legal_actions()[-3:] == ["hold()", "repay(1)", "repay(2)"]
+    s.apply("repay(2)")
+    assert s.get_var("cash") == [20, 30, 30] and s.get_var("loans") == [0, 0, 0]
+    assert s.legal_actions() == ["bid(5)", "bid(10)", "bid(15)", "take_loan()"]
+    s.apply("bid(5)")
+    assert s.current_player == 1 and s.get_var("bids") == [5, 0, 0]
+    assert s.history == ["take_loan()", "take_loan()", "repay(2)", "bid(5)"]
+
+
+def test_a_standing_action_at_a_secret_decision_is_public(backend):
+    s = rulelang.load(FLOW, backend=backend).new_game(2)
+    s.apply("hold()")
+    s.apply("hold()")
+    assert s.legal_actions() == ["seal(1)", "seal(2)", "seal(3)", "take_loan()"]
+    s.apply("take_loan()")
+    s.apply("seal(3)")
+    assert s.history_for(1) == ["hold()", "hold()", "take_loan()", "?"]
+    assert s.history_for(0) == ["hold()", "hold()", "take_loan()", "seal(3)"]
+    assert s.observation(1)["history"] == ["hold()", "hold()", "take_loan()", "?"]
+
+
+def test_illegal_standing_actions_leave_the_state_untouched(backend):
+    s = rulelang.load(FLOW, backend=backend).new_game(2)
+    s.apply("take_loan()")
+    s.apply("take_loan()")
+    before = s.digest()
+    for bad in ["take_loan()", "repay(3)", "repay()", "take_loan(1)"]:
+        with pytest.raises(rulelang.IllegalAction):
+            s.apply(bad)
+        assert s.digest() == before
+    with pytest.raises(rulelang.IllegalAction):
+        s.apply_index(len(s.legal_actions()))
+    assert s.digest() == before and s.history == ["take_loan()", "take_loan()"]
+
+
+def test_state_json_and_set_vars_at_a_decision_with_standing_options(backend):
+    s = rulelang.load(FLOW, backend=backend).new_game(2)
+    s.apply("take_loan()")
+    j = json.loads(s.to_json())
+    assert j["vars"]["loans"] == [1, 0] and j["vars"]["cash"] == [45, 30]
+    # still the first decision: the flow's locals as before the standing action
+    assert (j["current_player"], j["locals"]) == (0, {"p": 0})
+    assert j["pc"] == json.loads(rulelang.load(FLOW, backend=backend).new_game(2).to_json())["pc"]
+    # the variables written back into a fresh game: the same state, the same choices
+    t = rulelang.load(FLOW, backend=backend).new_game(2)
+    t.set_vars(j["vars"])
+    assert t.to_json() == s.to_json() and t.digest() == s.digest()
+    assert t.legal_actions() == s.legal_actions()
+    # loans at the cap, cash too low to repay: only the decision's own actions remain
+    s.set_vars({"loans": [2, 0], "cash": [35, 30]})
+    assert s.legal_actions() == ["bid(5)", "bid(10)", "bid(15)", "bid(20)", "bid(25)", "bid(30)",
+                                 "hold()", "repay(1)"]
+    c = s.clone()
+    s.apply("repay(1)")
+    assert s.get_var("cash") == [15, 30] and s.get_var("loans") == [1, 0]
+    assert s.legal_actions() == ["bid(5)", "bid(10)", "take_loan()"]
+    c.apply("hold()")
+    assert c.current_player == 1 and c.get_var("loans") == [2, 0]

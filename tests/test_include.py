@@ -203,7 +203,7 @@ def test_compiled_output_is_standalone_and_names_the_included_files(tmp_path):
     header = text.split('"""')[1]
     assert "Included data (folded into this module):\n    data/market.rules\n" \
            "    data/cities.rules\n" in header
-    assert f"Source sha256 (with the included files): {program.digest}" in header
+    assert f"Source sha256 (with includes): {program.digest}" in header
     # run from elsewhere, with the data folder gone: nothing is read at run time
     module = tmp_path / "engine.py"
     module.write_text(text, encoding="utf-8")

@@ -54,18 +54,12 @@ def _both(game, start, seed, policy, max_steps=-1):
             err = None
         except RulesRuntimeError as exc:
             counts, err = None, (exc.message, exc.location)
-        out.append((counts, err, s.digest(), list(s.history), rng.getstate(), _scores(s)))
+        try:
+            scores = s.scores() if s.is_terminal() else None
+        except RulesRuntimeError as exc:  # a random program's score may fault
+            scores = (exc.message, exc.location)
+        out.append((counts, err, s.digest(), list(s.history), rng.getstate(), scores))
     return out
-
-
-def _scores(s):
-    """The final scores, or the fault a random program's score raises (both sides compared)."""
-    if not s.is_terminal():
-        return None
-    try:
-        return s.scores()
-    except RulesRuntimeError as exc:
-        return ("fault", exc.message, exc.location)
 
 
 @pytest.mark.parametrize(("path", "variant", "players"), CASES)
@@ -146,7 +140,7 @@ def test_kernel_on_random_programs():
     from tests.randprog.gen import generate
 
     played = faults = 0
-    for seed in range(60):
+    for seed in range(40):
         case = generate(seed)
         for config in case.configs[:1]:
             try:
@@ -161,5 +155,5 @@ def test_kernel_on_random_programs():
                 assert a == b, (seed, config)
                 played += 1
                 faults += a[1] is not None
-    assert played >= 60
+    assert played >= 40
     assert faults >= 3  # faults inside the kernel restore the state as the protocol does

@@ -157,6 +157,8 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     block_table = [names.get(pc, "None") for pc in range(len(low.code))]
 
     pauses: list[str] = []
+    if program.standing:
+        pauses += ["", "", *em.standing_functions()]
     texts, acts, applies = {}, {}, {}
     scopes, loops = {}, {}
     for pc in low.pauses:
@@ -198,6 +200,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         slot = program.slots[node]
         if slot not in flow_slots:
             flow_slots.append(slot)
+    flow_slots += [s for s in low.shadows if s not in flow_slots]
     local_attrs = [slot_attr(s) for s in flow_slots]
     loop_attrs = [a for k in range(low.loop_count)
                   for a in (f"it_{em.names.loop[k]}", f"ix_{em.names.loop[k]}")]

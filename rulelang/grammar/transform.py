@@ -238,8 +238,16 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def phase_decl(self, meta, c):
-        params = tuple(x for x in c[1:-1] if x is not None)
-        return ast.PhaseDecl(self._tok(c[0]), str(c[0]), params, c[-1])
+        params = tuple(x for x in c[1:-2] if x is not None)
+        return ast.PhaseDecl(self._tok(c[0]), str(c[0]), params, c[-1], c[-2])
+
+    @v_args(meta=True)
+    def standing_decl(self, meta, c):
+        return ast.StandingDecl(self._tok(c[0]), str(c[0]), tuple(c[1:]))
+
+    @v_args(meta=True)
+    def phase_depth(self, meta, c):
+        return (int(c[0]), self._tok(c[0]))
 
     @v_args(meta=True)
     def flow_decl(self, meta, c):

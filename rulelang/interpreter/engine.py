@@ -3,6 +3,32 @@
 Value model (shared with generated engines, which use faster layouts but the same meaning):
 int and bool as Python ints/bools; players and enum/grid members as their index; none as None;
 sets as frozensets (iterated in domain order); lists and arrays as tuples.
+
+The flow runs as the lowered instruction list (rulelang/lower.py, the one both back ends run);
+statements without a pause and all expressions are evaluated from the checked AST. It stays a
+tree-walking evaluator, with no generated code; what keeps it from being quadratic is caching
+that changes no result, no fault and no limit:
+
+- Memo tables for defs and `when` tests. A def's value is remembered per argument tuple; a
+  `when` test that calls a def or has an aggregate is remembered per values of the locals it
+  reads from outside (option parameters and flow locals: Reads.locals_of). Each table belongs
+  to one State and is dropped by State.write, the only place where state variables change, for
+  exactly the variables it reads (Reads.of_def / of_expr: found statically from the checker's
+  name references, through the defs it calls). Defs cannot change state (the checker's E016), so
+  nothing else can make a value stale. A value that faults is not remembered: the same fault
+  comes again at the same place. A clone starts with empty tables, a fault that undoes an apply
+  empties them (entries made after a write would describe the undone state), set_vars writes
+  through State.write. VERIFY_MEMO checks every hit against a fresh evaluation (tests).
+- One candidate list per decision (_Choices), made on first use by whichever protocol call comes
+  first (legal_actions, num_choices, apply, apply_index, observation, end_action_index) and
+  shared until the state changes. Candidates are runs of parameter-value tuples per option; the
+  action strings are made only when asked for.
+- `any` / `all` stop at their first deciding element when no element can fault (faults.py, a
+  small conservative analysis of the interpreter's own); otherwise every element is evaluated,
+  as the language defines, so a later element's fault is still reported.
+- Expressions: eval_<Node> is found in a table per evaluator class (consts.ExprEvaluator);
+  comprehensions bind their variable in place instead of copying the env per element; node
+  locations (for fault messages) and Growth answers are worked out once per node.
 """
 
 from __future__ import annotations
@@ -20,6 +46,8 @@ from rulelang.lower import (
     Bind,
     ChanceAt,
     ChooseAt,
+    Copy,
+    DepthFault,
     Exec,
     FinishAt,
     IterInit,
@@ -78,12 +106,16 @@ class Game:
         for name, d in program.defs.items():
             for v in self.reads.of_def(name):
                 self.readers.setdefault(v, []).append(d)
+        # standing options, flat: option index len(decision's options) + j is the j-th
+        self.standing = [(sd, opt) for sd in program.standing for opt in sd.options]
+        whens = [opt for _sd, opt in self.standing]
         for ins in self.lowered.code:
             if isinstance(ins, ChooseAt):
-                for opt in ins.node.options:
-                    if opt.when is not None:
-                        for v in self.reads.of_expr(opt.when):
-                            self.readers.setdefault(v, []).append(opt.when)
+                whens += ins.node.options
+        for opt in whens:
+            if opt.when is not None:
+                for v in self.reads.of_expr(opt.when):
+                    self.readers.setdefault(v, []).append(opt.when)
 
     # -- formatting values by type
     def format_value(self, v, t: T.Type):
@@ -114,6 +146,11 @@ class Game:
                 return tuple(self.parse_value(j[n], t.elem) for n in names)
             return tuple(self.parse_value(x, t.elem) for x in j)
         raise AssertionError(t)
+
+    def option(self, node: ast.Choose, oi: int) -> ast.Option:
+        """Option oi of a decision: its own, then the standing options (flat)."""
+        n = len(node.options)
+        return node.options[oi] if oi < n else self.standing[oi - n][1]
 
     def option_slots(self, opt: ast.Option) -> tuple[str, ...]:
         """The frame slots of an option's parameters."""
@@ -203,7 +240,7 @@ class _Choices:
         if isinstance(node, ast.Chance):
             t = g.program.slot_types[g.program.slots[node]]
             return f"{node.name}({g.format_arg(values[0], t)})"
-        opt = node.options[oi]
+        opt = g.option(node, oi)
         args = ", ".join(g.format_arg(v, t) for v, t in zip(values, g.option_types(opt)))
         return f"{opt.name}({args})"
 
@@ -217,7 +254,7 @@ class _Choices:
         k = 0
         ends = self.game.end_actions
         for oi, combos in self.runs:
-            if self.ins.node.options[oi].name in ends:
+            if self.game.option(self.ins.node, oi).name in ends:
                 return k
             k += len(combos)
         return -1
@@ -342,7 +379,16 @@ class State:
         ins = self.game.lowered.code[self.pc]
         text = choices.text(k)
         oi, values = choices.at(k)
-        if isinstance(ins, ChooseAt):
+        if isinstance(ins, ChooseAt) and oi >= len(ins.node.options):
+            # a standing option: public history even at a secret decision; its body runs on
+            # locals of its own, then the same decision is asked again (the pc stays)
+            sd, opt = self.game.standing[oi - len(ins.node.options)]
+            env = {self.game.program.slots[sd]: self.current_player,
+                   **dict(zip(self.game.option_slots(opt), values))}
+            self.history.append(text)
+            self._seen.append(None)
+            _Evaluator(self.game, self).exec_block(opt.body, env)
+        elif isinstance(ins, ChooseAt):
             self.frame.update(zip(self.game.option_slots(ins.node.options[oi]), values))
             self.history.append(text)
             self._seen.append(-2 - self.current_player if ins.node.secret else None)
@@ -491,6 +537,11 @@ class State:
             elif isinstance(ins, SetPhase):
                 self.phase = ins.name
                 self.pc += 1
+            elif isinstance(ins, Copy):
+                frame[ins.dst] = frame.get(ins.src)
+                self.pc += 1
+            elif isinstance(ins, DepthFault):
+                runtime.fault_phase_depth(ins.phase, ins.depth, loc(ins.node.span))
             elif isinstance(ins, FinishAt):
                 self.current_player = TERMINAL
                 return
@@ -569,35 +620,48 @@ class _Evaluator(ExprEvaluator):
 
     # -- decisions and chance
     def when(self, e, env: dict) -> bool:
-        """An option's `when` test, remembered per values of the outside locals it reads."""
+        """An option's `when` test, remembered per values of the outside locals it reads if it
+        calls a def or has an aggregate (a plain test is cheaper to redo than to look up)."""
+        if not self.g.reads.costly(e):
+            return self.truth(e, env)
         key = tuple([env.get(s, _MISSING) for s in self.g.reads.locals_of(e)])
         return self._memoised(e, key, self.truth, e, env)
 
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
         runs = []
         for oi, opt in enumerate(ins.node.options):
-            env = dict(frame)
-            slots = self.g.option_slots(opt)
-            if not slots:
-                combos = [()] if opt.when is None or self.when(opt.when, env) else []
-            elif len(slots) == 1:
-                # the common case, without the general walk of _bindings
-                values = self._domain(opt.params[0], slots[0], env)
-                if opt.when is None:
-                    combos = list(zip(values))
-                else:
-                    combos = []
-                    for v in values:
-                        env[slots[0]] = v
-                        if self.when(opt.when, env):
-                            combos.append((v,))
-            else:
-                combos = [tuple(env[s] for s in slots)
-                          for _ in self._bindings(opt.params, 0, env)
-                          if opt.when is None or self.when(opt.when, env)]
+            combos = self._combos(opt, dict(frame))
             if combos:
                 runs.append((oi, combos))
+        if runs and self.g.standing:
+            # the deciding player's standing options, after the decision's own legal actions
+            n = len(ins.node.options)
+            for j, (sd, opt) in enumerate(self.g.standing):
+                combos = self._combos(opt, {self.p.slots[sd]: self.s.current_player})
+                if combos:
+                    runs.append((n + j, combos))
         return _Choices(self.g, ins, runs, None)
+
+    def _combos(self, opt: ast.Option, env: dict) -> list[tuple]:
+        """The parameter values of an option's legal actions, in order (env: the locals its
+        domains and `when` may read; the parameters are bound in it as they go)."""
+        slots = self.g.option_slots(opt)
+        if not slots:
+            return [()] if opt.when is None or self.when(opt.when, env) else []
+        if len(slots) == 1:
+            # the common case, without the general walk of _bindings
+            values = self._domain(opt.params[0], slots[0], env)
+            if opt.when is None:
+                return list(zip(values))
+            combos = []
+            for v in values:
+                env[slots[0]] = v
+                if self.when(opt.when, env):
+                    combos.append((v,))
+            return combos
+        return [tuple(env[s] for s in slots)
+                for _ in self._bindings(opt.params, 0, env)
+                if opt.when is None or self.when(opt.when, env)]
 
     def _domain(self, prm: ast.OParam, slot: str, env: dict) -> list:
         """The values an option parameter runs over, in order."""

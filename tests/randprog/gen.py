@@ -100,6 +100,8 @@ class Gen:
         self.tables: list[tuple[str, list[str], str]] = []  # name, key types, result
         self.defs: list[tuple[str, list[str], str]] = []
         self.phases: list[tuple[str, list[str]]] = []
+        self.deep_phases: set[int] = set()  # phases declared with `depth N`: may run themselves
+        self.phase_text: dict[str, str] = {}  # phase name -> its body's lines
         self.graphs: list[tuple[str, str]] = []
         self.secret_actions: list[str] = []
         self.variants: list[str] = []
@@ -751,7 +753,8 @@ class Gen:
             kinds.append(("break", 1))
         if not ctx.pure:
             kinds.append(("fault", 1 if self.faults else 0))
-            kinds.append(("finish", 0.3))
+            if ctx.pauses:  # (a standing option's body may not finish)
+                kinds.append(("finish", 0.3))
         total = sum(w for _k, w in kinds)
         x = self.r.random() * total
         chosen = kinds[-1][0]
@@ -764,6 +767,8 @@ class Gen:
 
     def runnable(self, ctx) -> list[int]:
         limit = len(self.phases) if ctx.phase is None else ctx.phase
+        if ctx.phase is not None and ctx.phase in self.deep_phases:
+            limit += 1  # re-entry, bounded by the depth (a run past it is a fault)
         return list(range(limit))
 
     def pad(self, ind: int) -> str:
@@ -896,6 +901,8 @@ class Gen:
         values = ", ".join(self.expr(a, env, ctx, 1) for a in args)
         out.append(f"{self.pad(ind)}run {name}({values})")
         self.features.add("phase")
+        if k == ctx.phase:
+            self.features.add("phase re-entry")
 
     def oparam(self, env, ctx) -> tuple[str, str, str]:
         t = self.pick([INT, INT, BOOL, BOOL, PLAYER, *self.enum_types()])
@@ -1005,11 +1012,47 @@ class Gen:
         self.phases = names
         for k, (name, args) in enumerate(names):
             params = [Var(f"{name}_a{i}", t, "local") for i, t in enumerate(args)]
-            out.append(f"phase {name}({', '.join(f'{p.name}: {p.type}' for p in params)}) {{")
+            depth = ""
+            if self.chance(0.3):
+                self.deep_phases.add(k)
+                depth = f" depth {self.r.randint(1, 3)}"
+                self.features.add("phase depth")
+            out.append(f"phase {name}({', '.join(f'{p.name}: {p.type}' for p in params)})"
+                       f"{depth} {{")
             self.budget = 10
+            start = len(out)
             self.block(out, self.globals_env() + params, Ctx(phase=k, depth=1), 1,
                        n=self.r.randint(1, 4))
             out.append("}")
+            self.phase_text[name] = "\n".join(out[start:])
+
+    def standing_decl(self, out: list[str]) -> None:
+        """`standing` options: offered at every decision of their player, each bounded by a
+        per-player count of its own uses (no other code touches it), as docs/language.md 7.2
+        asks; the bodies may not pause, run or finish."""
+        counter = self.name("uses")
+        sp = self.name("sp")
+        out.append(f"state {{ {counter}: int[player] hidden = 0 }}")
+        out.append(f"standing {sp} {{")
+        for _ in range(self.r.randint(1, 2)):
+            name = self.name("so")
+            env = self.globals_env() + [Var(sp, PLAYER, "local")]
+            params = []
+            for _ in range(self.r.randint(0, 1)):
+                t, dom, _ = self.oparam(env, Ctx(pauses=False))
+                pn = self.name("x")
+                params.append(f"{pn}: {t}{dom}")
+                env.append(Var(pn, t, "oparam"))
+            when = f"{counter}[{sp}] < {self.r.randint(1, 3)}"
+            if self.chance(0.5):
+                when += f" and {self.cond(env, Ctx(pauses=False), 1)}"
+            out.append(f"  {name}({', '.join(params)}) when {when} {{")
+            out.append(f"    {counter}[{sp}] += 1")
+            self.budget = 4
+            self.block(out, env, Ctx(pauses=False, depth=1), 2, n=self.r.randint(0, 2))
+            out.append("  }")
+        out.append("}")
+        self.features.add("standing option")
 
     def program(self) -> Case:
         out = [f"# random program, seed {self.seed}", f"game R{self.seed}"]
@@ -1029,8 +1072,9 @@ class Gen:
         self.budget = self.r.randint(8, 25)
         env = self.globals_env()
         self.block(flow, env, Ctx(), 1, n=self.r.randint(3, 7))
-        used = "\n".join(phases + flow)
         for name, args in self.phases:  # every phase must be run somewhere (E017)
+            # (by the flow or another phase: a phase that only runs itself is never started)
+            used = "\n".join([*flow, *(t for n, t in self.phase_text.items() if n != name)])
             if f"run {name}(" not in used:
                 flow.append(f"  run {name}({', '.join(self.expr(a, env, Ctx(), 2) for a in args)})")
         flow.append("}")
@@ -1042,7 +1086,10 @@ class Gen:
             t = self.name("q")
             env2 = self.globals_env() + [Var(t, PLAYER, "local")]
             tail.append(f"tiebreak {t} => {self.expr(INT, env2, Ctx(pure=True, pauses=False))}")
-        text = "\n".join(out + decl + phases + flow + tail) + "\n"
+        standing: list[str] = []
+        if self.chance(0.3):  # drawn last: the rest of the program is as without it
+            self.standing_decl(standing)
+        text = "\n".join(out + decl + phases + standing + flow + tail) + "\n"
         return Case(self.seed, text, self.configs(), set(self.features))
 
     def configs(self) -> list[dict]:
