@@ -103,19 +103,20 @@ class Game:
         self.never_faults = NeverFaults(self.constants)
         self._option_slots: dict[ast.Option, tuple[str, ...]] = {}
         self.readers: dict[str, list] = {}
-        for name, d in program.defs.items():
-            for v in self.reads.of_def(name):
-                self.readers.setdefault(v, []).append(d)
         # standing options, flat: option index len(decision's options) + j is the j-th
         self.standing = [(sd, opt) for sd in program.standing for opt in sd.options]
-        whens = [opt for _sd, opt in self.standing]
-        for ins in self.lowered.code:
-            if isinstance(ins, ChooseAt):
-                whens += ins.node.options
-        for opt in whens:
-            if opt.when is not None:
-                for v in self.reads.of_expr(opt.when):
-                    self.readers.setdefault(v, []).append(opt.when)
+        self._watched: set = set()
+
+    def watch(self, key) -> None:
+        """List memo table `key` (a DefDecl or a `when` expression) under the state variables it
+        reads, before its first table is made: whatever code path evaluates a def or a `when`
+        test, its table is dropped by the right writes."""
+        if key not in self._watched:
+            self._watched.add(key)
+            reads = self.reads.of_def(key.name) if isinstance(key, ast.DefDecl) \
+                else self.reads.of_expr(key)
+            for v in reads:
+                self.readers.setdefault(v, []).append(key)
 
     # -- formatting values by type
     def format_value(self, v, t: T.Type):
@@ -609,6 +610,7 @@ class _Evaluator(ExprEvaluator):
         memo = self.s._memo
         table = memo.get(table_key)
         if table is None:
+            self.g.watch(table_key)
             table = memo[table_key] = {}
         v = table.get(key, _MISSING)
         if v is _MISSING:
