@@ -86,6 +86,8 @@ class Checker:
         self.runs: dict[str, list[str]] = {}  # phase or "<flow>" -> phases it runs
         self.reveals: list[ast.Reveal] = []
         self.secret_actions: set[str] = set()
+        self.hidden_draws: set[str] = set()  # chance names with `seen by`
+        self.public_draws: set[str] = set()  # chance names without
         self.def_calls: dict[str, list[str]] = {}  # def -> defs it calls
         self.choice_names: dict[str, Span] = {}  # option names of every `choose`, first seen
         self.cur_def: str | None = None
@@ -134,9 +136,22 @@ class Checker:
         self.check_reachability()
         self.check_def_recursion()
         for s in self.reveals:
+            secret, draws = [], []
             for name in s.actions:
-                if name not in self.secret_actions:
-                    self.undefined("secret action", name, s.span, sorted(self.secret_actions))
+                if name in self.secret_actions:
+                    secret.append(name)
+                if name in self.hidden_draws:
+                    draws.append(name)
+                if name in self.secret_actions or name in self.hidden_draws:
+                    continue
+                if name in self.public_draws:
+                    self.error("E038", f"chance '{name}' is public (it has no 'seen by'): there "
+                               "is nothing to reveal", s.span)
+                else:
+                    self.undefined("secret action or hidden draw", name, s.span,
+                                   sorted(self.secret_actions | self.hidden_draws))
+            # which history entries the reveal makes public: secret choices, hidden draws
+            self.p.refs[s] = ("reveal", tuple(secret), tuple(draws))
         return p
 
     # -- pass 1: collect declarations
@@ -850,6 +865,9 @@ class Checker:
                 self.expect(s.weight, scope, ctx, T.INT)
             if s.seen_by is not None:
                 self.expect(s.seen_by, scope, ctx, T.opt(T.PLAYER))
+                self.hidden_draws.add(s.name)
+            else:
+                self.public_draws.add(s.name)
             self.register_action(s.name, (vt,), s.span)
         else:
             raise AssertionError(s)

@@ -183,7 +183,8 @@ class Session:
     def __init__(self, path: str, kinds: list[str], *, seed: int | None = None,
                  variant: str | None = None, params: dict | None = None,
                  backend: str = "compiled", auto_forced: bool = True,
-                 loader: Callable[..., Any] | None = None) -> None:
+                 loader: Callable[..., Any] | None = None,
+                 limits: dict | None = None) -> None:
         import rulelang
 
         self.path = path
@@ -196,13 +197,18 @@ class Session:
         if loader is not None:
             # Tests drive the table with a stand-in engine; a file the checker refuses then
             # gets the raw view.
-            self.game = loader(path, variant=variant, params=self.params, backend=backend)
+            more = {"limits": limits} if limits else {}
+            self.game = loader(path, variant=variant, params=self.params, backend=backend,
+                               **more)
             try:
-                self.program = rulelang.check_file(path, variant=variant, params=self.params)
+                self.program = rulelang.check_file(path, variant=variant, params=self.params,
+                                                   limits=limits)
             except rulelang.RulesError:
                 self.program = None
         else:
-            self.program = rulelang.check_file(path, variant=variant, params=self.params)
+            # limits (rulelang.Limits fields): the guards against runaway rules, -L in the CLI
+            self.program = rulelang.check_file(path, variant=variant, params=self.params,
+                                               limits=limits)
             if backend == "interpreter":
                 from rulelang.interpreter import Game
 

@@ -452,10 +452,12 @@ def action_name(action):
     return action.split("(", 1)[0]
 
 
-def reveal(seen, history, names):
-    """`reveal names`: those secret choices (marked -2 - player) become public (None)."""
+def reveal(seen, history, names, draws=()):
+    """`reveal a, b`: the secret choices (marked -2 - player) of the actions `names` and the
+    hidden draws (marked with their one viewer, or -1 for nobody) of the chance nodes `draws`
+    made so far become public (None)."""
     for i, w in enumerate(seen):
-        if w is not None and w <= -2 and action_name(history[i]) in names:
+        if w is not None and action_name(history[i]) in (names if w <= -2 else draws):
             seen[i] = None
 
 

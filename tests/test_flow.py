@@ -9,8 +9,11 @@ import os
 from fractions import Fraction
 
 import pytest
+from click.testing import CliRunner
 
 import rulelang
+from rulelang import exitcodes as X
+from rulelang.cli import cli
 from tests.conftest import ROOT
 
 FLOW = os.path.join(ROOT, "tests", "fixtures", "flow.rules")
@@ -45,16 +48,19 @@ def test_else_runs_without_a_pause_and_leaves_no_history(backend):
     for a in ["plant(7)", "seal(1)", "plant(13)", "ack()", "plant(9)"]:
         s.apply(a)
     # round 3: both pass by the else (player 1: 10 - 15 < 5, 10 <= 20), player 0 seals nothing
-    assert s.is_terminal() and s.get_var("auto_passes") == [2, 1]
+    assert s.get_var("auto_passes") == [2, 1]
     assert s.history == ["bid(25)", "hold()", "seal(2)", "plant(4)", "bid(20)", "seal(1)",
                          "plant(7)", "seal(1)", "plant(13)", "ack()", "plant(9)"]
     # the else of a secret decision leaves no entry to hide
     assert s.history_for(0) == ["bid(25)", "hold()", "?", "plant(4)", "bid(20)", "?",
                                 "plant(7)", "?", "plant(13)", "ack()", "plant(9)"]
     assert s.history_for(1) == s.history
+    for a in ["demand(2)", "demand(3)", "burn(1)", "look()"]:
+        s.apply(a)
+    assert s.is_terminal()
     assert s.get_var("sealed") == [0, 1]
-    assert s.get_var("plants") == [7 + 9, 4 + 13]
-    assert s.scores() == [5 + 25 + 0 + 2 + 16, 10 + 20 + 1 + 1 + 17]
+    assert s.get_var("plants") == [7 + 9, 4 + 13] and s.get_var("demands") == [2, 3]
+    assert s.scores() == [5 + 25 + 0 + 2 + 16 + 2, 10 + 20 + 1 + 1 + 17 + 3]
 
 
 ELSE_ONLY = """game Spin
@@ -152,10 +158,11 @@ def test_a_reentered_phase_keeps_each_activations_locals(backend):
     c = s.clone()
     assert c.digest() == s.digest()
     s.apply("plant(9)")
-    assert s.is_terminal() and s.phase is None
+    assert s.phase is None and s.legal_actions() == []
+    assert [a for a, _p in s.chance_outcomes()] == ["demand(1)", "demand(2)", "demand(3)"]
     assert s.get_var("plants") == [7 + 9, 4 + 13] and s.get_var("draws") == [4, 7, 9, 13]
     c.apply("plant(13)")  # the second 13: Step 2 already began, no further re-entry
-    assert c.is_terminal() and c.get_var("plants") == [7 + 13, 4 + 13]
+    assert c.phase is None and c.get_var("plants") == [7 + 13, 4 + 13]
     assert c.get_var("draws") == [4, 7, 13, 13] and c.get_var("stage") == 2
 
 
@@ -266,3 +273,165 @@ def test_state_json_and_set_vars_at_a_decision_with_standing_options(backend):
     assert s.legal_actions() == ["bid(5)", "bid(10)", "take_loan()"]
     c.apply("hold()")
     assert c.current_player == 1 and c.get_var("loans") == [2, 0]
+
+
+# ---- reveal of hidden draws ---------------------------------------------------------------------
+TO_THE_DEMANDS = ["hold()", "hold()", "seal(1)", "seal(2)", "plant(4)", "hold()", "hold()",
+                  "seal(1)", "seal(2)", "plant(7)", "hold()", "hold()", "seal(1)", "seal(2)",
+                  "plant(9)"]
+
+
+def test_reveal_makes_hidden_draws_and_secret_choices_public(backend):
+    s = rulelang.load(FLOW, backend=backend).new_game(2)
+    for a in TO_THE_DEMANDS:
+        s.apply(a)
+    for a in ["demand(3)", "demand(1)", "burn(2)"]:
+        s.apply(a)
+    n = len(TO_THE_DEMANDS)
+    # before the reveal: each player sees his own tile, nobody the burnt one
+    assert s.history_for(0)[n:] == ["demand(3)", "?", "?"]
+    assert s.history_for(1)[n:] == ["?", "demand(1)", "?"]
+    assert s.observation(1)["history"][2:4] == ["?", "seal(2)"]
+    assert s.legal_actions() == ["look()", "take_loan()"]
+    s.apply("look()")
+    # `reveal demand, burn, seal`: every draw and sealed bid made so far is public
+    for p in (0, 1):
+        assert s.history_for(p) == s.history
+        assert s.observation(p)["history"] == s.history
+    assert s.history[n:] == ["demand(3)", "demand(1)", "burn(2)", "look()"]
+    assert s.is_terminal() and s.get_var("demands") == [3, 1]
+
+
+SECRETS = """game Secrets
+players 2..2
+state { tile: int[player] private = 0 }
+flow {
+  chance deal(d: int in 1..3) seen by players[0]
+  chance deal2(d2: int in 1..3) seen by players[1]
+  chance deal(e: int in 4..5) seen by players[1]
+  choose players[0] { go() { } }
+  reveal deal
+  choose players[1] { go() { } }
+}
+score p => tile[p]
+"""
+
+
+def test_reveal_of_a_draw_covers_every_chance_of_that_name_and_nothing_else(backend):
+    s = rulelang.load_text(SECRETS, "secrets.rules", backend=backend).new_game(2)
+    for a in ["deal(2)", "deal2(3)", "deal(5)"]:
+        s.apply(a)
+    assert s.history_for(0) == ["deal(2)", "?", "?"]
+    s.apply("go()")
+    assert s.history_for(0) == ["deal(2)", "?", "deal(5)", "go()"]
+    assert s.history_for(1) == ["deal(2)", "deal2(3)", "deal(5)", "go()"]
+
+
+def test_reveal_of_a_public_chance_is_refused():
+    text = SECRETS.replace("reveal deal", "reveal coin").replace(
+        "  choose players[0]", "  chance coin(c: int in 1..2)\n  choose players[0]")
+    with pytest.raises(rulelang.RulesError) as err:
+        rulelang.check_text(text, "secrets.rules")
+    d = err.value.diagnostics[0]
+    assert (d.code, d.span.line, d.span.col) == ("E038", 10, 3)
+    assert d.message == "chance 'coin' is public (it has no 'seen by'): there is nothing to reveal"
+
+
+# ---- the step budget: every loop without a decision is bounded ---------------------------------
+BUSY = """game Busy
+players 2..2
+param spins: int = 10
+state { n: int = 0  rounds: int = 0 }
+standing p {
+  fidget() when n < 3 {
+    let i = 0
+    while i < spins { i += 1 }
+    n += 1
+  }
+}
+flow {
+  while rounds < 4 {
+    rounds += 1
+    choose players[0] {
+      go() when rounds < 4 {
+        let j = 0
+        while j < spins { j += 1 }
+      }
+    } else {
+      n += 10
+    }
+  }
+}
+score p => n
+"""
+
+
+def _busy(backend, limit, spins=10):
+    text = BUSY.replace("state { n: int = 0  rounds: int = 0 }",
+                        "state {\n  n: int = 0\n  rounds: int = 0\n}")
+    return rulelang.load_text(text, "busy.rules", backend=backend, params={"spins": spins},
+                              limits={"max_loop_steps": limit})
+
+
+def test_a_loop_in_a_standing_body_is_bounded(backend):
+    s = _busy(backend, 5).new_game(2)
+    assert s.legal_actions() == ["go()", "fidget()"]
+    before = s.digest()
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        s.apply("fidget()")
+    assert (err.value.location, err.value.message) == ("busy.rules:11:5", loop_message(5))
+    assert s.digest() == before and s.history == [] and s.legal_actions() == ["go()", "fidget()"]
+
+
+def test_a_loop_in_an_option_body_is_bounded(backend):
+    s = _busy(backend, 5).new_game(2)
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        s.apply("go()")
+    assert (err.value.location, err.value.message) == ("busy.rules:21:9", loop_message(5))
+    assert s.history == [] and s.get_var("rounds") == 1
+
+
+def test_standing_actions_inside_a_counted_flow_loop(backend):
+    """The flow `while` can pass a round without a pause (the else), so it is counted, but
+    only since the last pause: standing actions and decisions each start the count afresh."""
+    s = _busy(backend, 10).new_game(2)
+    for _ in range(3):
+        s.apply("fidget()")
+        s.apply("go()")
+    assert s.is_terminal() and s.get_var("rounds") == 4 and s.get_var("n") == 3 + 10
+    assert s.history == ["fidget()", "go()"] * 3
+
+
+def test_the_cli_sets_the_loop_limit():
+    runner = CliRunner()
+    path = os.path.join(ROOT, "tests", "fixtures", "flow.rules")
+    res = runner.invoke(cli, ["simulate", "--help"])
+    assert "-L, --limit NAME=N" in res.output and "max_loop_steps" in res.output
+    for backend in ("interpreter", "compiled"):
+        res = runner.invoke(cli, ["simulate", path, "-p", "2", "-n", "2", "--backend", backend,
+                                  "-L", "max_loop_steps=1", "-D", "rounds=0"])
+        assert res.exit_code == X.OK, res.output
+    res = runner.invoke(cli, ["simulate", path, "-p", "2", "-n", "1", "-L", "max_loops=3"])
+    assert res.exit_code == X.USAGE and "max_loop_steps" in res.output
+
+
+def test_simulate_and_play_stop_at_the_limit_given_on_the_command_line(tmp_path):
+    path = tmp_path / "busy.rules"
+    path.write_text(BUSY.replace("state { n: int = 0  rounds: int = 0 }",
+                                "state {\n  n: int = 0\n  rounds: int = 0\n}"),
+                    encoding="utf-8")
+    runner = CliRunner()
+    for backend in ("interpreter", "compiled"):
+        res = runner.invoke(cli, ["simulate", str(path), "-p", "2", "-n", "3", "--backend",
+                                  backend, "-L", "max_loop_steps=9"])
+        assert res.exit_code == X.FAULT, res.output
+        assert loop_message(9) in res.output and "Traceback" not in res.output
+        assert "busy.rules:11:5" in res.output or "busy.rules:21:9" in res.output
+        # the defaults (100000) let the same games finish
+        res = runner.invoke(cli, ["simulate", str(path), "-p", "2", "-n", "3", "--backend",
+                                  backend])
+        assert res.exit_code == X.OK, res.output
+        res = runner.invoke(cli, ["play", str(path), "-p", "random,random", "-s", "1",
+                                  "--backend", backend, "-L", "max_loop_steps=9"])
+        assert res.exit_code == X.FAULT, res.output
+        assert loop_message(9) in res.output and "Traceback" not in res.output

@@ -790,10 +790,8 @@ class _Evaluator(ExprEvaluator):
         raise _Return(self.eval(s.value, env), s)
 
     def exec_Reveal(self, s, env):
-        seen, history = self.s._seen, self.s.history
-        for i, w in enumerate(seen):
-            if w is not None and w <= -2 and runtime.action_name(history[i]) in s.actions:
-                seen[i] = None
+        _kind, secret, draws = self.p.refs[s]
+        runtime.reveal(self.s._seen, self.s.history, secret, draws)
 
     def exec_Fail(self, s, env):
         raise RulesRuntimeError(s.message, loc(s.span))

@@ -104,6 +104,7 @@ class Gen:
         self.phase_text: dict[str, str] = {}  # phase name -> its body's lines
         self.graphs: list[tuple[str, str]] = []
         self.secret_actions: list[str] = []
+        self.hidden_draws: list[str] = []  # chance names with `seen by` (a reveal may name them)
         self.variants: list[str] = []
         self.features: set[str] = set()
         self.budget = 0
@@ -747,7 +748,7 @@ class Gen:
             kinds += [("choose", 3), ("chance", 2)]
             if self.runnable(ctx):
                 kinds.append(("run", 2))
-            if self.secret_actions:
+            if self.secret_actions or self.hidden_draws:
                 kinds.append(("reveal", 1))
         if ctx.loops and not ctx.pure:
             kinds.append(("break", 1))
@@ -891,7 +892,10 @@ class Gen:
         self.features.add("finish")
 
     def stmt_reveal(self, out, env, ctx, ind) -> None:
-        names = self.r.sample(self.secret_actions, self.r.randint(1, len(self.secret_actions)))
+        pool = self.secret_actions + self.hidden_draws
+        names = self.r.sample(pool, self.r.randint(1, len(pool)))
+        if any(n in self.hidden_draws for n in names):
+            self.features.add("reveal of a draw")
         out.append(f"{self.pad(ind)}reveal {', '.join(names)}")
         self.features.add("reveal")
 
@@ -995,6 +999,7 @@ class Gen:
         if self.chance(0.35):
             seen = f" seen by {self.pick(['none', self.expr(PLAYER, env, ctx, 2)])}"
             self.features.add("chance seen by")
+            self.hidden_draws.append(name)
         out.append(f"{self.pad(ind)}chance {name}({x}: {t} in {dom}){weight}{seen}")
         self.features.add("chance")
         if self.chance(0.5):
