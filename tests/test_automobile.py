@@ -541,3 +541,14 @@ def test_last_turn_extra_tiles_and_losses(auto, losses_last):
     assert s.scores() == [r_score, 2000, 2000]
     # Ties go to the earlier player in the action order: R (Kettering), Y (Sloan), G.
     assert s.winners() == ([Y] if losses_last else [R])
+
+
+def test_demand_tiles_revealed_in_phase_seven(auto):
+    s = auto().new_game(4)
+    turn_one(s)
+    # Phase 7 of turn 1 turned the tiles face up (L502): everyone's history shows them now.
+    for p in (R, Y, G, B):
+        assert s.history_for(p)[1:5] == ["demand_tile(3)"] * 4
+    # Turn 2's draws are secret again until its own phase 7.
+    play(s, "demand_tile(5)")
+    assert s.history_for(R)[-1] == "?" and s.history_for(G)[-1] == "demand_tile(5)"
