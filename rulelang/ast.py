@@ -435,6 +435,8 @@ class EnumMember:
     span: Span
     name: str
     args: tuple[Expr, ...]
+    display: str | None = None  # `Lodz "Łódź"`: how people see the member
+    display_span: Span | None = None
 
 
 @node

@@ -91,6 +91,7 @@ class Checker:
         self.def_calls: dict[str, list[str]] = {}  # def -> defs it calls
         self.choice_names: dict[str, Span] = {}  # option names of every `choose`, first seen
         self.cur_def: str | None = None
+        self.resolved: dict[ast.TypeExpr, T.Type] = {}
 
     # -- diagnostics
     def error(self, code: str, msg: str, span: Span, *notes: str) -> None:
@@ -255,8 +256,27 @@ class Checker:
                            f"first defined at {first.span}")
             names.append(m.name)
             self.members.setdefault(m.name, []).append((d.name, len(names) - 1))
-        info = EnumInfo(d.name, names, [], [m.args for m in d.members], d.span)
+        info = EnumInfo(d.name, names, [], [m.args for m in d.members], d.span,
+                        display=[m.display if m.display is not None else m.name
+                                 for m in d.members])
+        self.check_display_names(d, info)
         self.p.enums[d.name] = info
+
+    def check_display_names(self, d: ast.EnumDecl, info: EnumInfo) -> None:
+        """Display names are one line of printable text, and no two members look alike."""
+        for m, shown in zip(d.members, info.display):
+            if m.display is None:
+                continue
+            if not m.display.strip() or not m.display.isprintable():
+                self.error("E047", "a display name is a line of printable text, not empty",
+                           m.display_span)
+                continue
+            same = [x for x, s in zip(d.members, info.display)
+                    if x is not m and (s.casefold() == shown.casefold()
+                                       or x.name.casefold() == shown.casefold())]
+            if same:
+                self.error("E047", f"display name \"{shown}\" is also how member "
+                           f"'{same[0].name}' of {d.name} is shown", m.display_span)
 
     def collect_grid(self, d: ast.GridDecl) -> None:
         if len(d.row_lo) != 1 or len(d.row_hi) != 1 or not (d.row_lo.isupper()
@@ -270,10 +290,18 @@ class Checker:
         cols = list(range(d.col_lo, d.col_hi + 1))
         names = [f"{c}{r}" for r in rows for c in cols]
         self.p.enums[d.name] = EnumInfo(d.name, names, [], [() for _ in names], d.span,
-                                        grid=(d.col_lo, len(cols), rows))
+                                        grid=(d.col_lo, len(cols), rows), display=list(names))
 
     # -- types of declarations
     def resolve_type(self, t: ast.TypeExpr) -> T.Type:
+        """The type a type expression names; each is resolved (and reported) once, however
+        often it is read (a def's parameter types are read at every call)."""
+        done = self.resolved.get(t)
+        if done is None:
+            done = self.resolved[t] = self._resolve_type(t)
+        return done
+
+    def _resolve_type(self, t: ast.TypeExpr) -> T.Type:
         if isinstance(t, ast.TName):
             if t.name == "int":
                 return T.INT
@@ -987,7 +1015,7 @@ class Checker:
         if isinstance(e, ast.NoneLit):
             return T.NONE
         if isinstance(e, ast.Name):
-            return self.infer_name(e, scope)
+            return self.infer_name(e, scope, want)
         if isinstance(e, ast.CondExpr):
             self.expect(e.cond, scope, ctx, T.BOOL)
             a = self.infer(e.then, scope, ctx, want)
@@ -1132,8 +1160,16 @@ class Checker:
             self.p.array_values[e] = tuple(at[i] for i in range(len(members)))
         return T.array_of(et, index)
 
-    def infer_name(self, e: ast.Name, scope: _Scope) -> T.Type:
+    def infer_name(self, e: ast.Name, scope: _Scope, want: T.Type | None = None) -> T.Type:
         p = self.p
+        if e.name in p.graphs and want is not None and T.strip(want).kind == "enum" and any(
+                en == T.strip(want).name for en, _i in self.members.get(e.name, ())) and (
+                scope.lookup(e.name) is None):
+            # a graph named like a member of the enum wanted here (`Maps.Benelux` and the
+            # graph `Benelux`): the member
+            en, idx = next(x for x in self.members[e.name] if x[0] == T.strip(want).name)
+            p.refs[e] = ("member", en, idx)
+            return T.enum(en)
         loc = scope.lookup(e.name)
         if loc is not None:
             p.refs[e] = ("local", loc.slot)

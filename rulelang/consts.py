@@ -36,7 +36,7 @@ class Constants:
         self.program = program
         # loc(node.span) per node, made on first use: most evaluations pass a location to a
         # check that passes, so formatting it each time would be wasted.
-        self.locs: dict[object, str] = {}
+        self.locs = _Locations()
         self.growth = Growth(program, self)
         self.neighbors: dict[str, tuple] = {}
         for info in program.enums.values():
@@ -109,6 +109,14 @@ class Constants:
         return ExprEvaluator(self).eval(e, {})
 
 
+class _Locations(dict):
+    """node -> loc(node.span), filled in on first use."""
+
+    def __missing__(self, node) -> str:
+        w = self[node] = loc(node.span)
+        return w
+
+
 def _check_value(v, top: int, span: Span) -> None:
     if isinstance(v, bool) or v is None:
         return
@@ -140,11 +148,13 @@ class Growth:
         # few and the def's result is checked where it is kept (def_grows counts them).
         self.exempt: set[int] = set()
         self._exempt_in: dict[str, bool] = {}
+        self._grows: dict[object, bool] = {}
         for name, d in program.defs.items():
             if isinstance(d.body, ast.Block):
                 before = len(self.exempt)
                 self._straight(d.body.stmts)
                 self._exempt_in[name] = len(self.exempt) > before
+        self._grows.clear()  # answers given while `exempt` was still being filled in
 
     def _straight(self, stmts) -> None:
         for s in stmts:
@@ -159,6 +169,12 @@ class Growth:
                     self._straight(s.orelse.stmts)
 
     def __call__(self, e) -> bool:
+        grows = self._grows.get(e)
+        if grows is None:
+            grows = self._grows[e] = self._compute(e)
+        return grows
+
+    def _compute(self, e) -> bool:
         if id(e) in self.exempt:
             return False
         if isinstance(e, ast.BinOp):
@@ -324,10 +340,7 @@ class ExprEvaluator:
     # -- helpers
     def at(self, e) -> str:
         """loc(e.span), made once per node."""
-        w = self.k.locs.get(e)
-        if w is None:
-            w = self.k.locs[e] = loc(e.span)
-        return w
+        return self.k.locs[e]
 
     def nn(self, e, env):
         v = self.eval(e, env)
@@ -358,8 +371,9 @@ class ExprEvaluator:
 
     # -- expressions
     def eval(self, e, env: dict):
-        f = self._evals.get(type(e))
-        if f is None:
+        try:
+            f = self._evals[type(e)]
+        except KeyError:
             f = self._evals[type(e)] = getattr(type(self), "eval_" + type(e).__name__)
         return f(self, e, env)
 
@@ -399,22 +413,27 @@ class ExprEvaluator:
         return self.eval(e.then, env) if self.truth(e.cond, env) else self.eval(e.orelse, env)
 
     def eval_BinOp(self, e, env):
+        if e.op == "and":  # truth() written out, here and below
+            return bool(self.eval(e.left, env)) and bool(self.eval(e.right, env))
+        if e.op == "or":
+            return bool(self.eval(e.left, env)) or bool(self.eval(e.right, env))
         op = BINARY_OPS[e.op]
-        if op.kind == "logic":
-            if e.op == "and":
-                return self.truth(e.left, env) and self.truth(e.right, env)
-            return self.truth(e.left, env) or self.truth(e.right, env)
         if op.kind == "member":
             is_set = T.strip(self.p.types[e.right]).kind == "set"
             a = self.nn(e.left, env) if is_set else self.eval(e.left, env)
             return op.run(a, self.nn(e.right, env), None)
         if op.kind == "equal":
             return op.run(self.eval(e.left, env), self.eval(e.right, env), None)
-        a = self.nn(e.left, env)
-        b = self.nn(e.right, env)
+        # nn() written out: this is the hottest path of `when` tests
+        a = self.eval(e.left, env)
+        if a is None:
+            runtime.fault_none(loc(e.left.span))
+        b = self.eval(e.right, env)
+        if b is None:
+            runtime.fault_none(loc(e.right.span))
         if e.op == "+" and isinstance(a, tuple):
-            return runtime.concat(a, b, self.limits.max_collection, self.at(e))
-        return op.run(a, b, self.at(e))
+            return runtime.concat(a, b, self.limits.max_collection, self.k.locs[e])
+        return op.run(a, b, self.k.locs[e])
 
     def eval_Not(self, e, env):
         return not self.truth(e.operand, env)
@@ -426,12 +445,16 @@ class ExprEvaluator:
         lo = self.kept(e.lo, self.nn(e.lo, env))
         hi = self.kept(e.hi, self.nn(e.hi, env))
         step = self.kept(e.step, self.nn(e.step, env)) if e.step is not None else 1
-        return tuple(runtime.int_range(lo, hi, step, loc(e.span), self.limits.max_collection))
+        return tuple(runtime.int_range(lo, hi, step, self.k.locs[e], self.limits.max_collection))
 
     def eval_Index(self, e, env):
-        obj = self.nn(e.obj, env)
-        ix = self.nn(e.index, env)
-        return runtime.list_item(obj, ix, self.at(e))
+        obj = self.eval(e.obj, env)
+        if obj is None:
+            runtime.fault_none(loc(e.obj.span))
+        ix = self.eval(e.index, env)
+        if ix is None:
+            runtime.fault_none(loc(e.index.span))
+        return runtime.list_item(obj, ix, self.k.locs[e])
 
     def eval_Attr(self, e, env):
         ref = self.p.refs[e]
@@ -454,7 +477,7 @@ class ExprEvaluator:
         args = [self.nn(a, env) for a in e.args]
         if ref[0] == "table":
             return self.lookup(ref[1], args, e.span)
-        return BUILTINS[e.name].run(self, e, args, self.at(e))
+        return BUILTINS[e.name].run(self, e, args, self.k.locs[e])
 
     def lookup(self, name: str, args: list, span: Span):
         for keys, value in self.k.table_rows[name]:

@@ -23,6 +23,8 @@ class EnumInfo:
     member_args: list[tuple[ast.Expr, ...]]
     span: Span
     grid: tuple[int, int, list[str]] | None = None  # (first col, number of cols, row labels)
+    # What people see for each member: its display name (`Lodz "Łódź"`), else its name
+    display: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -80,7 +82,8 @@ class Program:
     @property
     def digest(self) -> str:
         """sha256 of the rules text; with includes, of the text and every included file's
-        name and bytes (each length-prefixed), so an edit to included data changes it."""
+        path (relative to the rules file's folder) and bytes, each length-prefixed, so an
+        edit to included data changes it."""
         if not self.included:
             return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
         h = hashlib.sha256()

@@ -129,8 +129,27 @@ class DecisionPrinter:
         out.append("        raise AssertionError(opt)")
         out.append(f"    s._seen.append({'-2 - s.current_player' if node.secret else 'None'})")
         out.append("    s._acts = None")
-        out.append("    _run(s, nxt)")
+        out.extend(self.resume_lines("nxt"))
         return out
+
+    def resume_lines(self, target: str) -> list[str]:
+        """The end of an apply function: run the flow from `target` (code) to the next pause,
+        inline when the plan says so (passes.plan_resume_in_apply), else through _run."""
+        if not self.plan.resume_in_apply:
+            return [f"    _run(s, {target})"]
+        reset = ["    s._loops = 0"] if self.plan.reset_loops else []
+        return [*reset,
+                "    blocks = _BLOCKS",
+                "    try:",
+                f"        pc = blocks[{target}](s)",
+                "        while pc >= 0:",
+                "            pc = blocks[pc](s)",
+                "    except RulesRuntimeError:",
+                "        raise",
+                "    except (TypeError, IndexError, KeyError, ValueError, ZeroDivisionError,",
+                "            AttributeError) as exc:",
+                "        raise RulesRuntimeError(f\"internal fault: {exc}\", _where(exc))"
+                " from None"]
 
 
     def _domain_printer(self, prm: ast.OParam, dom):
@@ -378,6 +397,6 @@ class DecisionPrinter:
             else:
                 apply_lines.append(f"    s._seen.append({who})")
         apply_lines.append("    s._acts = None")
-        apply_lines.append(f"    _run(s, {pc + 1})")
+        apply_lines.extend(self.resume_lines(str(pc + 1)))
         out += ["", "", f"def apply_{c_name}(s, acts, k):  # rules:{line}", *apply_lines]
         return out

@@ -245,6 +245,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         loops_text=_named_repr(loops, member_names),
         game_name=program.name, version=__version__, source_name=program.filename,
         source_digest=program.digest, variant=program.variant,
+        included=[name for name, _data in program.included],
         params_lines=[f"{ident(n)} = {_safe_repr(v)}" for n, v in sorted(params_shown.items())],
         helpers=_HELPERS_MARK, imports=_IMPORTS_MARK, min_players=program.min_players,
         max_players=program.max_players,

@@ -75,6 +75,10 @@ class Plan:
     roots: list[int] = field(default_factory=list)  # where a step starts: 0 and resumptions
     heads: set[int] = field(default_factory=set)  # blocks that start a function
     small_heads: set[int] = field(default_factory=set)  # heads copied where they are entered
+    # apply functions run the flow themselves instead of calling _run (plan_resume_in_apply);
+    # reset_loops: they also reset the counter of counted flow `while` bodies
+    resume_in_apply: bool = False
+    reset_loops: bool = False
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -361,8 +365,21 @@ def _instr_size(an, ins) -> int:
     return 1 + (an.size(expr) if expr is not None else 0)
 
 
+def plan_resume_in_apply(an, plan: Plan) -> None:
+    """Every apply function (the k-th action or outcome of a pause) runs the flow on to the next
+    pause itself, with _run's loop and fault conversion written in it, instead of calling _run:
+    one Python call less per step, on every step. Safe: the same block functions run in the
+    same order from the same resumption point, and a Python fault inside them is turned into
+    the same RulesRuntimeError (located by _where, which reads the deepest frame of the module,
+    not the caller's); the counter of counted flow `while` bodies is reset first, as _run does
+    (reset_loops, when the program has such a loop)."""
+    plan.resume_in_apply = True
+    plan.reset_loops = any(isinstance(ins, JumpIfNot) and ins.loop is not None
+                           for ins in an.low.code)
+
+
 PASSES = (plan_inlining, plan_dense_tables, plan_phase_sets, plan_options, plan_reused_any,
-          plan_mask_patterns, plan_flow)
+          plan_mask_patterns, plan_flow, plan_resume_in_apply)
 
 
 def run_passes(an, plan: Plan) -> Plan:

@@ -143,8 +143,11 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def enum_member(self, meta, c):
-        args = tuple(a for a in c[1:] if a is not None)
-        return ast.EnumMember(self._tok(c[0]), str(c[0]), args)
+        label = c[1] if isinstance(c[1], Token) else None
+        args = tuple(a for a in c[2:] if a is not None)
+        return ast.EnumMember(self._tok(c[0]), str(c[0]), args,
+                              None if label is None else _unescape(str(label)),
+                              None if label is None else self._tok(label))
 
     @v_args(meta=True)
     def grid_decl(self, meta, c):

@@ -3,6 +3,32 @@
 Value model (shared with generated engines, which use faster layouts but the same meaning):
 int and bool as Python ints/bools; players and enum/grid members as their index; none as None;
 sets as frozensets (iterated in domain order); lists and arrays as tuples.
+
+The flow runs as the lowered instruction list (rulelang/lower.py, the one both back ends run);
+statements without a pause and all expressions are evaluated from the checked AST. It stays a
+tree-walking evaluator, with no generated code; what keeps it from being quadratic is caching
+that changes no result, no fault and no limit:
+
+- Memo tables for defs and `when` tests. A def's value is remembered per argument tuple; a
+  `when` test that calls a def or has an aggregate is remembered per values of the locals it
+  reads from outside (option parameters and flow locals: Reads.locals_of). Each table belongs
+  to one State and is dropped by State.write, the only place where state variables change, for
+  exactly the variables it reads (Reads.of_def / of_expr: found statically from the checker's
+  name references, through the defs it calls). Defs cannot change state (the checker's E016), so
+  nothing else can make a value stale. A value that faults is not remembered: the same fault
+  comes again at the same place. A clone starts with empty tables, a fault that undoes an apply
+  empties them (entries made after a write would describe the undone state), set_vars writes
+  through State.write. VERIFY_MEMO checks every hit against a fresh evaluation (tests).
+- One candidate list per decision (_Choices), made on first use by whichever protocol call comes
+  first (legal_actions, num_choices, apply, apply_index, observation, end_action_index) and
+  shared until the state changes. Candidates are runs of parameter-value tuples per option; the
+  action strings are made only when asked for.
+- `any` / `all` stop at their first deciding element when no element can fault (faults.py, a
+  small conservative analysis of the interpreter's own); otherwise every element is evaluated,
+  as the language defines, so a later element's fault is still reported.
+- Expressions: eval_<Node> is found in a table per evaluator class (consts.ExprEvaluator);
+  comprehensions bind their variable in place instead of copying the env per element; node
+  locations (for fault messages) and Growth answers are worked out once per node.
 """
 
 from __future__ import annotations
@@ -594,7 +620,10 @@ class _Evaluator(ExprEvaluator):
 
     # -- decisions and chance
     def when(self, e, env: dict) -> bool:
-        """An option's `when` test, remembered per values of the outside locals it reads."""
+        """An option's `when` test, remembered per values of the outside locals it reads if it
+        calls a def or has an aggregate (a plain test is cheaper to redo than to look up)."""
+        if not self.g.reads.costly(e):
+            return self.truth(e, env)
         key = tuple([env.get(s, _MISSING) for s in self.g.reads.locals_of(e)])
         return self._memoised(e, key, self.truth, e, env)
 

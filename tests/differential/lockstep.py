@@ -46,6 +46,19 @@ def write_reproducer(path: str, variant, params, players: int, actions: list[str
     return out
 
 
+_LOADED: dict = {}
+
+
+def load(path: str, variant, params, backend: str):
+    """rulelang.load, once per file (as it is on disk), variant, parameters and back end: a Game
+    never changes once loaded, and loading (parse, check, views) costs more than a short game."""
+    with open(path, "rb") as f:
+        key = (path, f.read(), variant, tuple(sorted((params or {}).items())), backend)
+    if key not in _LOADED:
+        _LOADED[key] = rulelang.load(path, variant=variant, params=params, backend=backend)
+    return _LOADED[key]
+
+
 def lockstep(path: str, players: int, seed: int, variant=None, params=None,
              max_steps: int = 20000, choices: list[int] | None = None) -> int:
     """Play one game on both back ends in lock step; raise Mismatch with a reproducer.
@@ -53,8 +66,8 @@ def lockstep(path: str, players: int, seed: int, variant=None, params=None,
     Choices come from `choices` (indexes, taken modulo the number of options) while they last,
     then from Random(seed). Returns the number of steps played.
     """
-    interp = rulelang.load(path, variant=variant, params=params, backend="interpreter")
-    comp = rulelang.load(path, variant=variant, params=params, backend="compiled")
+    interp = load(path, variant, params, "interpreter")
+    comp = load(path, variant, params, "compiled")
     a, b = interp.new_game(players), comp.new_game(players)
     rng = random.Random(seed)
     script = list(choices or [])
