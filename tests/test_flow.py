@@ -493,3 +493,17 @@ def test_greedy_bots_take_standing_loans_only_up_to_the_cap(backend):
     # each seat: two loans (+15 cash each), then hold (keeps the most cash)
     assert actions[:6] == ["take_loan()", "take_loan()", "hold()"] * 2
     assert actions.count("take_loan()") == 4 and res.decisions < 40
+
+
+def test_the_workbench_commands_take_the_limit_too(tmp_path):
+    path = tmp_path / "busy.rules"
+    path.write_text(BUSY.replace("state { n: int = 0  rounds: int = 0 }",
+                                "state {\n  n: int = 0\n  rounds: int = 0\n}"),
+                    encoding="utf-8")
+    runner = CliRunner()
+    for args in (["compare", str(path), "-p", "2", "-n", "2", "-B", "spins=3"],
+                 ["sweep", str(path), "-p", "2", "-n", "2", "--param", "spins=3..4"],
+                 ["tournament", str(path), "--bots", "random,greedy", "-n", "2"]):
+        res = runner.invoke(cli, [*args, "-L", "max_loop_steps=2"])
+        assert res.exit_code == X.FAULT, (args, res.output)
+        assert loop_message(2) in res.output and "Traceback" not in res.output

@@ -327,7 +327,8 @@ class DecisionPrinter:
         out.append("    else:")
         out.append("        raise AssertionError(opt)")
         out.append("    s._acts = None")
-        out.append("    _run(s, s.pc)  # the same decision, asked again")
+        out.append("    # the same decision, asked again")
+        out.extend(self.resume_lines("s.pc"))
         return out
 
     def chance_functions(self, pc: int, ins: ChanceAt) -> list[str]:

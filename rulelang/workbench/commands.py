@@ -20,6 +20,19 @@ def _ctx_loader(ctx: click.Context) -> Callable[..., Any]:
     return _get_loader(ctx)
 
 
+def _limits(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+            ) -> dict[str, int]:
+    from rulelang.cli import _parse_limits
+
+    return _parse_limits(ctx, param, values)
+
+
+def _limited_loader(ctx: click.Context, limits: dict[str, int]) -> Callable[..., Any]:
+    from rulelang.cli import _with_limits
+
+    return _with_limits(_ctx_loader(ctx), limits)
+
+
 def _defines(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
              ) -> dict[str, Any]:
     from rulelang.cli import _parse_defines
@@ -103,6 +116,10 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--report", "report_out", type=click.Path(dir_okay=False), default=None,
                      help="Write a self-contained HTML report with plots (needs the 'report' "
                           "extra)."),
+        click.option("-L", "--limit", "limits", multiple=True, metavar="NAME=N",
+                     callback=_limits,
+                     help="A guard against runaway rules (max_loop_steps, max_collection, "
+                          "max_int_digits), as for simulate (repeatable)."),
     ]
     for opt in reversed(options):
         func = opt(func)
@@ -133,7 +150,7 @@ def compare(ctx: click.Context, file: str, players: int | None, bots_text: str |
             b_variant: str | None, a_defines: dict[str, Any], b_defines: dict[str, Any],
             games: int, seed: int, backend: str, jobs: str, scheduler: str | None,
             batch: int | None, bot_opts: tuple[str, ...], json_out: str | None,
-            report_out: str | None) -> None:
+            report_out: str | None, limits: dict[str, int]) -> None:
     """Compare two arms of FILE (variant and -A / -B values) on the same seeds.
 
     Reports paired differences (B - A) with 95% intervals and says which are significant.
@@ -149,7 +166,7 @@ def compare(ctx: click.Context, file: str, players: int | None, bots_text: str |
                                "--a-variant/--b-variant")
     json_target = cliutil.Output(json_out, "the comparison")
     report_target = cliutil.report_output(report_out)
-    loader = _ctx_loader(ctx)
+    loader = _limited_loader(ctx, limits)
 
     def job() -> dict[str, Any]:
         with cliutil.progress_bar("comparing", 2 * games) as on_progress:
@@ -218,7 +235,7 @@ def tournament(ctx: click.Context, file: str, bots_text: str, players: int | Non
                variant: str | None, defines: dict[str, Any], games: int, seed: int,
                backend: str, jobs: str, scheduler: str | None, batch: int | None,
                bot_opts: tuple[str, ...], json_out: str | None,
-            report_out: str | None) -> None:
+            report_out: str | None, limits: dict[str, int]) -> None:
     """Seat-rotated games between bots: win rates with intervals, pairwise results, Elo."""
     from rulelang.workbench.compare import tournament as run_tournament
 
@@ -227,7 +244,7 @@ def tournament(ctx: click.Context, file: str, bots_text: str, players: int | Non
     n = players or len(kinds)
     json_target = cliutil.Output(json_out, "the tournament")
     report_target = cliutil.report_output(report_out)
-    loader = _ctx_loader(ctx)
+    loader = _limited_loader(ctx, limits)
 
     def job() -> dict[str, Any]:
         with cliutil.progress_bar("tournament", games) as on_progress:
@@ -290,7 +307,7 @@ def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: in
           seed: int, backend: str, jobs: str, scheduler: str | None, batch: int | None,
           bot_opts: tuple[str, ...],
           json_out: str | None,
-            report_out: str | None) -> None:
+            report_out: str | None, limits: dict[str, int]) -> None:
     """Sweep a parameter over a range (or a grid of two) with the same seeds at every point."""
     from rulelang.workbench.sweep import parse_axis
     from rulelang.workbench.sweep import sweep as run_sweep
@@ -304,7 +321,7 @@ def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: in
         raise click.BadParameter("give one --param, or two for a grid", param_hint="--param")
     json_target = cliutil.Output(json_out, "the sweep")
     report_target = cliutil.report_output(report_out)
-    loader = _ctx_loader(ctx)
+    loader = _limited_loader(ctx, limits)
     points = 1
     for _name, values in axes:
         points *= len(values)
