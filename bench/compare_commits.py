@@ -1,7 +1,7 @@
 """Compiled-engine throughput of this tree against another commit, measured in one run.
 
 Usage: python bench/compare_commits.py REV [FILES...] [--games N] [--rounds R] [--callgrind]
-       [--backend interpreter]
+       [--backend interpreter] [--all] [--kernel]
 
 REV (a commit, tag or branch) is exported into a temporary folder with `git archive`. For each
 rules file (each tree plays its own copy of it, since the language may have grown), both trees
@@ -13,6 +13,9 @@ ratio this/REV. With --callgrind, each tree's playouts are counted in CPU instru
 count of a run with no games is subtracted), and the ratio is instructions REV/this. With
 --backend interpreter the reference interpreter is measured instead, in decisions/s (the same
 games on both trees, so the ratio is that of games/s).
+--all measures every variant and player count of each file (else the base rules at --players).
+--kernel plays this tree's games inside its compiled playout kernel (`Game.playout`, the same
+games as the driver's) while REV keeps the protocol driver: the ratio is then kernel/REV.
 """
 
 from __future__ import annotations
@@ -59,9 +62,15 @@ def play(game, players, seed):
         s.apply_index(k)
     return s
 
-game = rulelang.load(sys.argv[2], backend=sys.argv[5])
+game = rulelang.load(sys.argv[2], variant=sys.argv[7] or None, backend=sys.argv[5])
 players, games = int(sys.argv[3]), int(sys.argv[4])
 decisions = 0
+if sys.argv[6] == "kernel":
+    def play(game, players, seed):
+        global decisions
+        s = game.new_game(players)
+        decisions += game.playout(s, random.Random(seed), "random_end")[0]
+        return s
 play(game, players, 0)
 decisions = 0
 t0 = time.perf_counter()
@@ -73,25 +82,29 @@ print(json.dumps({"games_per_s": games / el, "decisions_per_s": decisions / el})
 
 
 def instructions(tree: str, path: str, players: int, games: int, cache: str,
-                 backend: str = "compiled") -> int:
+                 backend: str = "compiled", mode: str = "protocol",
+                 variant: str | None = None) -> int:
     """CPU instructions of `games` playouts (the same run with 0 games subtracted)."""
     counts = []
     for n in (games, 0):
         env = dict(os.environ, RULELANG_CACHE=cache, PYTHONDONTWRITEBYTECODE="1")
         with tempfile.NamedTemporaryFile() as out:
             cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}",
-                   sys.executable, "-c", PROBE, tree, path, str(players), str(n), backend]
+                   sys.executable, "-c", PROBE, tree, path, str(players), str(n), backend,
+                   mode, variant or ""]
             res = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
         counts.append(int(re.search(r"refs:\s+([\d,]+)", res.stderr).group(1).replace(",", "")))
     return counts[0] - counts[1]
 
 
 def measure(tree: str, path: str, players: int, games: int, cache: str,
-            backend: str = "compiled") -> float:
+            backend: str = "compiled", mode: str = "protocol",
+            variant: str | None = None) -> float:
     """games/s (compiled) or decisions/s (interpreter) of one fresh process."""
     env = dict(os.environ, RULELANG_CACHE=cache, PYTHONDONTWRITEBYTECODE="1")
     out = subprocess.run([sys.executable, "-c", PROBE, tree, path, str(players), str(games),
-                          backend], capture_output=True, text=True, env=env, check=True)
+                          backend, mode, variant or ""],
+                         capture_output=True, text=True, env=env, check=True)
     res = json.loads(out.stdout)
     return res["games_per_s"] if backend == "compiled" else res["decisions_per_s"]
 
@@ -105,8 +118,13 @@ def main() -> None:
     ap.add_argument("--callgrind", action="store_true",
                     help="count instructions under valgrind instead of timing")
     ap.add_argument("--backend", choices=("compiled", "interpreter"), default="compiled")
+    ap.add_argument("--all", action="store_true",
+                    help="every variant and player count of each file")
+    ap.add_argument("--kernel", action="store_true",
+                    help="this tree plays inside its playout kernel (compiled)")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
+    mode = {"old": "protocol", "new": "kernel" if args.kernel else "protocol"}
     files = args.files or sorted(glob.glob(os.path.join(HERE, "rules", "*.rules")))
     with tempfile.TemporaryDirectory() as tmp:
         old = os.path.join(tmp, "old")
@@ -116,31 +134,40 @@ def main() -> None:
         subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
         unit = "decisions/s" if args.backend == "interpreter" else "games/s"
         print(f"{args.backend}, {'instructions' if args.callgrind else unit}")
-        print(f"{'rules file':<22} {args.rev[:12]:>12} {'this tree':>12} {'ratio':>7}")
+        print(f"{'rules file':<36} {args.rev[:12]:>14} {'this tree':>14} {'ratio':>7}")
         for path in files:
             import rulelang
 
             g = rulelang.load(path)
-            players = min(max(args.players, g.min_players), g.max_players)
-            if args.callgrind:
-                n = {}
-                for name, tree in (("old", old), ("new", HERE)):
-                    own = os.path.join(tree, os.path.relpath(path, HERE))
-                    measure(tree, own, players, 1, os.path.join(tmp, "cache-" + name))  # compile
-                    n[name] = instructions(tree, own, players, args.games,
-                                           os.path.join(tmp, "cache-" + name), args.backend)
-                print(f"{os.path.basename(path):<22} {n['old']:>12,} {n['new']:>12,} "
-                      f"{n['old'] / n['new']:>7.3f}")
-                continue
-            best = {"old": 0.0, "new": 0.0}
-            for _ in range(args.rounds):
-                for name, tree in (("old", old), ("new", HERE)):
-                    cache = os.path.join(tmp, "cache-" + name)
-                    own = os.path.join(tree, os.path.relpath(path, HERE))
-                    best[name] = max(best[name], measure(tree, own, players, args.games, cache,
-                                                         args.backend))
-            print(f"{os.path.basename(path):<22} {best['old']:>12.1f} {best['new']:>12.1f} "
-                  f"{best['new'] / best['old']:>7.3f}")
+            if args.all:
+                rows = [(v, p) for v in [None, *g.variants]
+                        for p in range(g.min_players, g.max_players + 1)]
+            else:
+                rows = [(None, min(max(args.players, g.min_players), g.max_players))]
+            for variant, players in rows:
+                label = f"{os.path.basename(path)} {variant or ''} {players}p"
+                if args.callgrind:
+                    n = {}
+                    for name, tree in (("old", old), ("new", HERE)):
+                        own = os.path.join(tree, os.path.relpath(path, HERE))
+                        cache = os.path.join(tmp, "cache-" + name)
+                        measure(tree, own, players, 1, cache, "compiled", mode[name],
+                                variant)  # compile
+                        n[name] = instructions(tree, own, players, args.games, cache,
+                                               args.backend, mode[name], variant)
+                    print(f"{label:<36} {n['old']:>14,} {n['new']:>14,} "
+                          f"{n['old'] / n['new']:>7.3f}", flush=True)
+                    continue
+                best = {"old": 0.0, "new": 0.0}
+                for _ in range(args.rounds):
+                    for name, tree in (("old", old), ("new", HERE)):
+                        cache = os.path.join(tmp, "cache-" + name)
+                        own = os.path.join(tree, os.path.relpath(path, HERE))
+                        best[name] = max(best[name], measure(
+                            tree, own, players, args.games, cache, args.backend, mode[name],
+                            variant))
+                print(f"{label:<36} {best['old']:>14.1f} {best['new']:>14.1f} "
+                      f"{best['new'] / best['old']:>7.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -435,6 +435,8 @@ class EnumMember:
     span: Span
     name: str
     args: tuple[Expr, ...]
+    display: str | None = None  # `Lodz "Łódź"`: how people see the member
+    display_span: Span | None = None
 
 
 @node
@@ -538,6 +540,18 @@ class PhaseDecl:
     name: str
     params: tuple[Field, ...]
     body: Block
+    # `depth N`: at most N activations may be open at once (re-entry); (N, span of N) or None
+    depth: tuple[int, Span] | None = None
+
+
+@node
+class StandingDecl:
+    """`standing p { options }`: options offered to p after the legal actions of every decision
+    of p that has some; after one runs, the same decision is asked again."""
+
+    span: Span  # of the player variable
+    var: str
+    options: tuple[Option, ...]
 
 
 @node
@@ -625,7 +639,7 @@ class ViewDecl:
 Decl = (
     GameDecl | PlayersDecl | ParamDecl | VariantDecl | EnumDecl | GridDecl | GraphDecl | ConstDecl
     | TableDecl | StateDecl | DefDecl | PhaseDecl | FlowDecl | ScoreDecl | MetricDecl
-    | ViewDecl | IncludeDecl
+    | ViewDecl | IncludeDecl | StandingDecl
 )
 
 

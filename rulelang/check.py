@@ -58,6 +58,10 @@ class _Scope:
 # Loops nested in one body, and parameters of one option (each a loop of its legal-action
 # listing): generated engines are Python, which refuses more than 20 nested loop blocks.
 MAX_LOOP_NESTING = 16
+# `phase ... depth N`: N is at most this; and the bodies the lowering expands in place for
+# re-entered phases are at most MAX_PHASE_COPIES (E035), so a file cannot make loading explode.
+MAX_PHASE_DEPTH = 16
+MAX_PHASE_COPIES = 2000
 
 
 @dataclass
@@ -82,8 +86,12 @@ class Checker:
         self.runs: dict[str, list[str]] = {}  # phase or "<flow>" -> phases it runs
         self.reveals: list[ast.Reveal] = []
         self.secret_actions: set[str] = set()
+        self.hidden_draws: set[str] = set()  # chance names with `seen by`
+        self.public_draws: set[str] = set()  # chance names without
         self.def_calls: dict[str, list[str]] = {}  # def -> defs it calls
+        self.choice_names: dict[str, Span] = {}  # option names of every `choose`, first seen
         self.cur_def: str | None = None
+        self.resolved: dict[ast.TypeExpr, T.Type] = {}
 
     # -- diagnostics
     def error(self, code: str, msg: str, span: Span, *notes: str) -> None:
@@ -115,6 +123,7 @@ class Checker:
             scope = _Scope()
             self.cur_runner = "<flow>"
             self.check_block(p.flow.body, scope, _Ctx())
+        self.check_standing()
         for md in p.metrics.values():
             self.owner = md.name
             self.expect(md.expr, _Scope(), _Ctx(pure=True), T.INT)
@@ -128,9 +137,22 @@ class Checker:
         self.check_reachability()
         self.check_def_recursion()
         for s in self.reveals:
+            secret, draws = [], []
             for name in s.actions:
-                if name not in self.secret_actions:
-                    self.undefined("secret action", name, s.span, sorted(self.secret_actions))
+                if name in self.secret_actions:
+                    secret.append(name)
+                if name in self.hidden_draws:
+                    draws.append(name)
+                if name in self.secret_actions or name in self.hidden_draws:
+                    continue
+                if name in self.public_draws:
+                    self.error("E038", f"chance '{name}' is public (it has no 'seen by'): there "
+                               "is nothing to reveal", s.span)
+                else:
+                    self.undefined("secret action or hidden draw", name, s.span,
+                                   sorted(self.secret_actions | self.hidden_draws))
+            # which history entries the reveal makes public: secret choices, hidden draws
+            self.p.refs[s] = ("reveal", tuple(secret), tuple(draws))
         return p
 
     # -- pass 1: collect declarations
@@ -197,6 +219,8 @@ class Checker:
                 for v in d.vars:
                     if self.declare(v.name, v.span):
                         p.state_vars.append(v)
+            elif isinstance(d, ast.StandingDecl):
+                p.standing.append(d)
             elif isinstance(d, ast.FlowDecl):
                 if p.flow is not None:
                     self.error("E011", "duplicate 'flow' block", d.span,
@@ -232,8 +256,27 @@ class Checker:
                            f"first defined at {first.span}")
             names.append(m.name)
             self.members.setdefault(m.name, []).append((d.name, len(names) - 1))
-        info = EnumInfo(d.name, names, [], [m.args for m in d.members], d.span)
+        info = EnumInfo(d.name, names, [], [m.args for m in d.members], d.span,
+                        display=[m.display if m.display is not None else m.name
+                                 for m in d.members])
+        self.check_display_names(d, info)
         self.p.enums[d.name] = info
+
+    def check_display_names(self, d: ast.EnumDecl, info: EnumInfo) -> None:
+        """Display names are one line of printable text, and no two members look alike."""
+        for m, shown in zip(d.members, info.display):
+            if m.display is None:
+                continue
+            if not m.display.strip() or not m.display.isprintable():
+                self.error("E047", "a display name is a line of printable text, not empty",
+                           m.display_span)
+                continue
+            same = [x for x, s in zip(d.members, info.display)
+                    if x is not m and (s.casefold() == shown.casefold()
+                                       or x.name.casefold() == shown.casefold())]
+            if same:
+                self.error("E047", f"display name \"{shown}\" is also how member "
+                           f"'{same[0].name}' of {d.name} is shown", m.display_span)
 
     def collect_grid(self, d: ast.GridDecl) -> None:
         if len(d.row_lo) != 1 or len(d.row_hi) != 1 or not (d.row_lo.isupper()
@@ -247,10 +290,18 @@ class Checker:
         cols = list(range(d.col_lo, d.col_hi + 1))
         names = [f"{c}{r}" for r in rows for c in cols]
         self.p.enums[d.name] = EnumInfo(d.name, names, [], [() for _ in names], d.span,
-                                        grid=(d.col_lo, len(cols), rows))
+                                        grid=(d.col_lo, len(cols), rows), display=list(names))
 
     # -- types of declarations
     def resolve_type(self, t: ast.TypeExpr) -> T.Type:
+        """The type a type expression names; each is resolved (and reported) once, however
+        often it is read (a def's parameter types are read at every call)."""
+        done = self.resolved.get(t)
+        if done is None:
+            done = self.resolved[t] = self._resolve_type(t)
+        return done
+
+    def _resolve_type(self, t: ast.TypeExpr) -> T.Type:
         if isinstance(t, ast.TName):
             if t.name == "int":
                 return T.INT
@@ -567,20 +618,111 @@ class Checker:
         for name, ph in self.p.phases.items():
             if name not in seen:
                 self.error("E017", f"phase '{name}' is never run from the flow", ph.span)
-        # Phases are expanded in place, so a phase may not (indirectly) run itself.
+        # Phases are expanded in place, so a phase may (indirectly) run itself only when every
+        # phase on the cycle bounds its open activations with `depth N`.
+        phases = self.p.phases
+        for ph in phases.values():
+            if ph.depth is not None and not 1 <= ph.depth[0] <= MAX_PHASE_DEPTH:
+                self.error("E034", f"a phase depth is 1..{MAX_PHASE_DEPTH}, not {ph.depth[0]}",
+                           ph.depth[1])
         state: dict[str, int] = {}
+        reported: set[str] = set()
+        note = "a phase may run itself only if every phase on the cycle declares 'depth N'"
 
         def visit(n: str, path: list[str]) -> None:
             state[n] = 1
             for m in self.runs.get(n, []):
                 if state.get(m) == 1:
-                    self.error("E030", f"phase '{m}' runs itself ({' -> '.join(path + [m])})",
-                               self.p.phases[m].span)
+                    cycle = path[path.index(m):]
+                    bare = [x for x in cycle if phases[x].depth is None]
+                    if bare:
+                        at = m if m in bare else bare[0]
+                        self.error("E030", f"phase '{at}' runs itself "
+                                   f"({' -> '.join(path + [m])})", phases[at].span, note)
+                        reported.update(cycle)
                 elif m not in state:
                     visit(m, path + [m])
             state[n] = 2
 
         visit("<flow>", ["flow"])
+        # A cycle the search above saw only in part (it meets finished phases): any phase that
+        # reaches itself must declare a depth too.
+        for name, ph in phases.items():
+            if ph.depth is not None or name in reported or name not in seen:
+                continue
+            back = self._run_path(name, name)
+            if back is not None:
+                self.error("E030", f"phase '{name}' runs itself ({' -> '.join(back)})",
+                           ph.span, note)
+                reported.update(back)
+        if not self.diags:
+            self.check_expansion()
+
+    def _run_path(self, start: str, goal: str) -> list[str] | None:
+        """A shortest chain of runs from phase start to phase goal (at least one run)."""
+        prev: dict[str, str] = {}
+        todo = [start]
+        while todo:
+            nxt = []
+            for n in todo:
+                for m in self.runs.get(n, []):
+                    if m == goal:
+                        path = [m, n]
+                        while path[-1] != start:
+                            path.append(prev[path[-1]])
+                        return path[::-1]
+                    if m not in prev and m != start:
+                        prev[m] = n
+                        nxt.append(m)
+            todo = nxt
+        return None
+
+    def check_expansion(self) -> None:
+        """The lowering expands every `run` in place, re-entered phases up to their depth: the
+        number of phase bodies that gives is bounded here (E035), before anything is built."""
+        phases = self.p.phases
+        memo: dict[tuple, int] = {}
+
+        def copies(name: str, open_: tuple[str, ...]) -> int:
+            key = (name, tuple(sorted(set(open_) & self._reaching(name))),
+                   tuple(open_.count(x) for x in sorted(set(open_) & self._reaching(name))))
+            if key in memo:
+                return memo[key]
+            total = 1
+            inner = open_ + (name,)
+            for m in self.runs.get(name, []):
+                depth = phases[m].depth[0] if phases[m].depth is not None else 1
+                if inner.count(m) < depth:
+                    total += copies(m, inner)
+                if total > MAX_PHASE_COPIES:
+                    break
+            memo[key] = total
+            return total
+
+        total = 0
+        for m in self.runs.get("<flow>", []):
+            total += copies(m, ())
+            if total > MAX_PHASE_COPIES:
+                worst = max((ph for ph in phases.values() if ph.depth is not None),
+                            key=lambda ph: ph.depth[0], default=None)
+                span = worst.depth[1] if worst is not None else phases[m].span
+                self.error("E035", f"phases re-entered up to their depths expand to more than "
+                           f"{MAX_PHASE_COPIES} phase bodies; lower a depth", span)
+                return
+
+    def _reaching(self, name: str) -> set[str]:
+        """The phases that `name` runs, directly or through others (itself if on a cycle)."""
+        cache = self.__dict__.setdefault("_reach_cache", {})
+        if name not in cache:
+            out: set[str] = set()
+            todo = list(self.runs.get(name, []))
+            while todo:
+                m = todo.pop()
+                if m not in out:
+                    out.add(m)
+                    todo.extend(self.runs.get(m, []))
+            cache[name] = out
+        return cache[name]
 
     def check_def_recursion(self) -> None:
         # Both back ends evaluate defs on the Python stack, so a recursive def would end in a
@@ -648,6 +790,12 @@ class Checker:
         if ctx.pure and isinstance(s, PAUSES):
             self.error("E016", "decisions, chance, 'run' and 'finish' are not allowed in a def",
                        s.span)
+            return
+        if ctx.where == "standing" and isinstance(s, PAUSES + (ast.Reveal,)):
+            what = {ast.Choose: "a decision", ast.Chance: "chance", ast.Run: "'run'",
+                    ast.Finish: "'finish'", ast.Reveal: "'reveal'"}[type(s)]
+            self.error("E036", f"{what} is not allowed in a standing option (its body runs "
+                       "between two asks of the same decision)", s.span)
             return
         if isinstance(s, ast.Let):
             want = self.resolve_type(s.type) if s.type is not None else None
@@ -745,16 +893,48 @@ class Checker:
                 self.expect(s.weight, scope, ctx, T.INT)
             if s.seen_by is not None:
                 self.expect(s.seen_by, scope, ctx, T.opt(T.PLAYER))
+                self.hidden_draws.add(s.name)
+            else:
+                self.public_draws.add(s.name)
             self.register_action(s.name, (vt,), s.span)
         else:
             raise AssertionError(s)
 
+    def check_standing(self) -> None:
+        """`standing p { ... }` declarations, after the flow (so every decision's option names
+        are known): their options share one name space, with each other and with every
+        decision (two equal action strings at one decision could not be told apart)."""
+        names: dict[str, Span] = {}
+        for sd in self.p.standing:
+            self.owner = "standing"
+            scope = _Scope()
+            self.declare_local(scope, sd, sd.var, T.PLAYER, sd.span)
+            for o in sd.options:
+                if o.name in names:
+                    self.error("E011", f"duplicate standing option '{o.name}'", o.span,
+                               f"first declared at {names[o.name]}")
+                elif o.name in self.choice_names:
+                    self.error("E037", f"'{o.name}' is an option of a decision too (at "
+                               f"{self.choice_names[o.name]}); a standing option needs a name "
+                               "of its own", o.span)
+                names.setdefault(o.name, o.span)
+            self.check_options(sd.options, scope, _Ctx(where="standing"), False)
+        self.owner = ""
+
     def check_choose(self, s: ast.Choose, scope: _Scope, ctx: _Ctx) -> None:
         self.expect(s.player, scope, ctx, T.PLAYER)
+        for o in s.options:
+            self.choice_names.setdefault(o.name, o.span)
+        self.check_options(s.options, scope, ctx, s.secret, duplicates=True)
+        if s.orelse is not None:
+            self.check_block(s.orelse, scope, ctx)
+
+    def check_options(self, options, scope: _Scope, ctx: _Ctx, secret: bool,
+                      duplicates: bool = False) -> None:
         names: set[str] = set()
         ends = set(self.p.end_actions)
-        for o in s.options:
-            if o.name in names:
+        for o in options:
+            if o.name in names and duplicates:
                 self.error("E011", f"duplicate option '{o.name}' in this choice", o.span)
             names.add(o.name)
             if o.annotation is not None:
@@ -790,11 +970,9 @@ class Checker:
                 self.expect(o.when, inner, ctx, T.BOOL)
             self.check_block(o.body, inner, ctx)
             self.register_action(o.name, tuple(sig), o.span)
-            if s.secret:
+            if secret:
                 self.secret_actions.add(o.name)
         self.p.end_actions = frozenset(ends)
-        if s.orelse is not None:
-            self.check_block(s.orelse, scope, ctx)
 
     def register_action(self, name: str, sig: tuple[T.Type, ...], span: Span) -> None:
         prev = self.p.action_sigs.get(name)
@@ -837,7 +1015,7 @@ class Checker:
         if isinstance(e, ast.NoneLit):
             return T.NONE
         if isinstance(e, ast.Name):
-            return self.infer_name(e, scope)
+            return self.infer_name(e, scope, want)
         if isinstance(e, ast.CondExpr):
             self.expect(e.cond, scope, ctx, T.BOOL)
             a = self.infer(e.then, scope, ctx, want)
@@ -982,8 +1160,16 @@ class Checker:
             self.p.array_values[e] = tuple(at[i] for i in range(len(members)))
         return T.array_of(et, index)
 
-    def infer_name(self, e: ast.Name, scope: _Scope) -> T.Type:
+    def infer_name(self, e: ast.Name, scope: _Scope, want: T.Type | None = None) -> T.Type:
         p = self.p
+        if e.name in p.graphs and want is not None and T.strip(want).kind == "enum" and any(
+                en == T.strip(want).name for en, _i in self.members.get(e.name, ())) and (
+                scope.lookup(e.name) is None):
+            # a graph named like a member of the enum wanted here (`Maps.Benelux` and the
+            # graph `Benelux`): the member
+            en, idx = next(x for x in self.members[e.name] if x[0] == T.strip(want).name)
+            p.refs[e] = ("member", en, idx)
+            return T.enum(en)
         loc = scope.lookup(e.name)
         if loc is not None:
             p.refs[e] = ("local", loc.slot)

@@ -99,6 +99,37 @@ def _parse_defines(
     return params
 
 
+def _parse_limits(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, int]:
+    """-L NAME=VALUE: a rulelang.Limits field (max_loop_steps, max_collection, max_int_digits)."""
+    from rulelang.runtime import Limits
+
+    known = sorted(Limits.__dataclass_fields__)
+    out: dict[str, int] = {}
+    for item in values:
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        if not sep or name not in known:
+            raise click.BadParameter(f"expected one of {', '.join(known)} =N, got {item!r}",
+                                     ctx=ctx, param=param)
+        if not _NUMBER_RE.fullmatch(raw.strip()) or len(raw.strip()) > 12:
+            raise click.BadParameter(f"{name}: expected a positive integer, got {raw!r}",
+                                     ctx=ctx, param=param)
+        out[name] = int(raw.strip())
+    return out
+
+
+def _with_limits(load: Callable[..., Any], limits: dict[str, int]) -> Callable[..., Any]:
+    """The loader with -L limits applied (picklable for worker processes: a partial of a
+    top-level function)."""
+    if not limits:
+        return load
+    import functools
+
+    return functools.partial(load, limits=limits)
+
+
 def _parse_players(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
     from rulelang import bots
 
@@ -137,6 +168,17 @@ def _common_game_options(func: Callable[..., Any]) -> Callable[..., Any]:
         help="Override a rules parameter (repeatable).",
     )(func)
     func = click.option("--variant", default=None, help="Named variant declared in the file.")(func)
+    func = click.option(
+        "-L",
+        "--limit",
+        "limits",
+        multiple=True,
+        metavar="NAME=N",
+        callback=_parse_limits,
+        help="Set a guard against runaway rules: max_loop_steps (default 100000: how often a "
+             "`while` body may start without a decision), max_collection, max_int_digits "
+             "(repeatable; docs/language.md, Limits).",
+    )(func)
     return func
 
 
@@ -230,6 +272,7 @@ def simulate(
     seed: int,
     variant: str | None,
     defines: dict[str, Any],
+    limits: dict[str, int],
     backend: str,
     jobs: str,
     scheduler: str | None,
@@ -243,7 +286,7 @@ def simulate(
     """Play games of FILE and report throughput, game length, wins and scores."""
     from rulelang.workbench import cliutil
 
-    load = _get_loader(ctx)
+    load = _with_limits(_get_loader(ctx), limits)
     rules_errors, _ = _engine_errors()
     players, seats = cliutil.parse_players(players_opt, cliutil.parse_bot_options(bot_opts))
     json_target = cliutil.Output(json_out, "the summary")
@@ -366,6 +409,7 @@ def play(
     seed: int | None,
     variant: str | None,
     defines: dict[str, Any],
+    limits: dict[str, int],
     backend: str,
     record_out: str | None,
     resume_from: str | None,
@@ -383,10 +427,10 @@ def play(
         if resume_from is not None:
             rec = _read_record(resume_from)
             session = Session.resume(file, rec, kinds, seed=seed, backend=backend,
-                                     loader=test_loader)
+                                     loader=test_loader, limits=limits)
         else:
             session = Session(file, kinds, seed=seed, variant=variant, params=defines,
-                              backend=backend, loader=test_loader)
+                              backend=backend, loader=test_loader, limits=limits)
     except rules_errors as exc:
         _rules_fail(exc)
     except ValueError as exc:
@@ -464,7 +508,8 @@ def play(
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8000, show_default=True)
 def serve(file: str, kinds: list[str], seed: int | None, variant: str | None,
-          defines: dict[str, Any], backend: str, host: str, port: int) -> None:
+          defines: dict[str, Any], limits: dict[str, int], backend: str, host: str,
+          port: int) -> None:
     """Serve FILE as a browser table: people join by link, bots play on the server."""
     from rulelang.play import Session
 
@@ -475,7 +520,7 @@ def serve(file: str, kinds: list[str], seed: int | None, variant: str | None,
     rules_errors, _ = _engine_errors()
     try:
         session = Session(file, kinds, seed=seed, variant=variant, params=defines,
-                          backend=backend)
+                          backend=backend, limits=limits)
     except rules_errors as exc:
         _rules_fail(exc)
     except ValueError as exc:
@@ -508,11 +553,13 @@ def _read_record(path: str) -> dict[str, Any]:
               help="With --step: what this seat saw (default: the full state).")
 @click.option("--from", "from_step", type=int, default=0, show_default=True,
               help="With --step: the first step to show.")
+@click.option("-L", "--limit", "limits", multiple=True, metavar="NAME=N", callback=_parse_limits,
+              help="A guard against runaway rules, as for simulate (repeatable).")
 @click.pass_context
 def replay(ctx: click.Context, file: str, record: str, backend: str, step: bool,
-           seat: int | None, from_step: int) -> None:
+           seat: int | None, from_step: int, limits: dict[str, int]) -> None:
     """Replay RECORD (JSON game record) against FILE, checking every state digest."""
-    load = _get_loader(ctx)
+    load = _with_limits(_get_loader(ctx), limits)
     rules_errors, illegal_action = _engine_errors()
     console = Console(highlight=False)
 

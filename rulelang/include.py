@@ -10,6 +10,7 @@ part of the program digest (Program.digest), so caches and records see an edit t
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +28,9 @@ _KIND = {ast.GameDecl: "game", ast.PlayersDecl: "players", ast.ParamDecl: "param
 
 @dataclass
 class Included:
-    """The files an include pulled in: display name -> text, in the order first read."""
+    """The files an include pulled in, in the order first read: shown name -> text, and (path
+    relative to the main file's folder, bytes) for the digest, which so does not depend on how
+    the main file was named (`rules/x.rules` or an absolute path)."""
 
     texts: dict[str, str] = field(default_factory=dict)
     raw: list[tuple[str, bytes]] = field(default_factory=list)
@@ -47,12 +50,12 @@ def expand(module: ast.Module, filename: str, folder: str | Path | None, parse,
     base = None if folder is None else Path(folder)
     stack = [] if main is None else [(Path(main).resolve(), filename, "")]
     seen = {p for p, _n, _at in stack}
-    decls = _expand(module.decls, base, parse, inc, diags, seen, stack, top=True)
+    decls = _expand(module.decls, base, parse, inc, diags, seen, stack, top=True, rel=".")
     return ast.Module(module.span, tuple(decls)), inc, diags
 
 
 def _expand(decls, folder: Path | None, parse, inc: Included, diags: list[Diagnostic],
-            seen: set[Path], stack: list[tuple[Path, str, str]], top: bool) -> list:
+            seen: set[Path], stack: list[tuple[Path, str, str]], top: bool, rel: str) -> list:
     out = []
     for d in decls:
         if not isinstance(d, ast.IncludeDecl):
@@ -82,7 +85,8 @@ def _expand(decls, folder: Path | None, parse, inc: Included, diags: list[Diagno
             continue
         text = data.decode("utf-8").removeprefix("\ufeff")
         inc.texts[name] = text
-        inc.raw.append((name, data))
+        key = posixpath.normpath(posixpath.join(rel, d.path.replace("\\", "/")))
+        inc.raw.append((key, data))
         try:
             module = parse(text, name)
         except RulesError as err:
@@ -91,7 +95,8 @@ def _expand(decls, folder: Path | None, parse, inc: Included, diags: list[Diagno
                                         (*e.notes, f"included from {d.span}")))
             continue
         out.extend(_expand(module.decls, path.parent, parse, inc, diags, seen,
-                           [*stack, (path, name, f"{d.span}")], top=False))
+                           [*stack, (path, name, f"{d.span}")], top=False,
+                           rel=posixpath.dirname(key) or "."))
     return out
 
 

@@ -77,8 +77,26 @@ class FinishAt:
     pass
 
 
+@dataclass
+class Copy:
+    """A local copied to another slot: a re-entered phase's locals are saved before the inner
+    activation and restored after it (shadow slots, see _Lowerer.run)."""
+
+    dst: str
+    src: str
+
+
+@dataclass
+class DepthFault:
+    """A `run` that would open activation depth + 1 of a phase: a RulesRuntimeError there."""
+
+    phase: str
+    depth: int
+    node: ast.Run
+
+
 Instr = Exec | Bind | Jump | JumpIfNot | IterInit | IterNext | ChooseAt | ChanceAt | SetPhase \
-    | FinishAt
+    | FinishAt | Copy | DepthFault
 
 
 @dataclass
@@ -87,6 +105,9 @@ class Lowered:
     pauses: list[int]  # pcs of ChooseAt / ChanceAt, in order
     loop_count: int
     loop_elem: dict[int, object]  # loop id -> element type of the collection it walks
+    # slots made for re-entered phases (`name@level` saved locals, `name@in` arguments); the
+    # lowering registers their types and names in the program's slot tables
+    shadows: list[str] = field(default_factory=list)
 
 
 def needs_lowering(s) -> bool:
@@ -117,6 +138,13 @@ class _Lowerer:
         self.code: list[Instr] = []
         self.loops = 0
         self.loop_elem: dict[int, object] = {}
+        self.open: list[str] = []  # the phases being expanded, outermost first
+        self.shadows: list[str] = []  # slots added for re-entered phases, in order of creation
+        # slot -> the phase whose body (or parameters) binds it
+        self.owner: dict[str, str] = {}
+        for ph in program.phases.values():
+            for node in [*ph.params, *binding_nodes(ph.body)]:
+                self.owner[program.slots[node]] = ph.name
 
     def reaches_without_pause(self, start: int, goal: int) -> bool:
         """Whether the code from `start` can get to `goal` without passing a decision, a chance
@@ -134,7 +162,7 @@ class _Lowerer:
             if isinstance(ins, ChooseAt) and ins.orelse >= 0:
                 todo.append(ins.orelse)  # a decision with no legal option does not pause
                 continue
-            if isinstance(ins, ChooseAt | ChanceAt | FinishAt):
+            if isinstance(ins, ChooseAt | ChanceAt | FinishAt | DepthFault):
                 continue
             if isinstance(ins, Jump):
                 todo.append(ins.target)
@@ -148,6 +176,59 @@ class _Lowerer:
         self.code.append(ins)
         return ins
 
+    def shadow(self, slot: str, tag: str) -> str:
+        """A slot holding a copy of `slot` (tag: the number of the activation whose value it
+        keeps, or "in" for an argument computed before the parameters are overwritten), typed
+        and named like it."""
+        new = f"{slot}@{tag}"
+        if new not in self.p.slot_types:
+            self.p.slot_types[new] = self.p.slot_types[slot]
+            self.p.slot_names[new] = f"{self.p.slot_names[slot]}@{tag}"
+        if new not in self.shadows:
+            self.shadows.append(new)
+        return new
+
+    def run(self, s: ast.Run, scope, loops, phase) -> None:
+        """`run ph(args)`: the phase's body expanded in place. A phase with `depth N` may be
+        open N times at once (the checker makes every phase on a cycle declare one): a run that
+        would open one more is a fault there. A run of an open phase first saves that phase's
+        locals in scope to shadow slots (`x@k`: activation k's x) and restores them after, so
+        each activation keeps its own; the shadows are in scope (JSON, clone) while they hold a
+        value. (Only such a run binds an open phase's locals again: a phase it runs that is
+        open too is re-entered by a run of its own, which saves that phase's locals.)"""
+        p = self.p
+        ph = p.phases[s.name]
+        depth = ph.depth[0] if ph.depth is not None else 1
+        if self.open.count(ph.name) >= depth:
+            self.emit(DepthFault(ph.name, depth, s))
+            return
+        active = self.open.count(ph.name)
+        saved = [sl for sl in scope if active and self.owner.get(sl) == ph.name]
+        pairs = [(self.shadow(sl, str(active)), sl) for sl in saved]
+        for sh, sl in pairs:
+            self.emit(Copy(sh, sl))
+        inner = _extend(scope, [sh for sh, _sl in pairs])
+        self.emit(SetPhase(ph.name))
+        slots = [p.slots[f] for f in ph.params]
+        if pairs:
+            # the arguments may read the parameters they replace: all are computed first
+            temps = [self.shadow(sl, "in") for sl in slots]
+            for t, a in zip(temps, s.args):
+                self.emit(Bind(t, a))
+            for sl, t in zip(slots, temps):
+                self.emit(Copy(sl, t))
+        else:
+            for sl, a in zip(slots, s.args):
+                self.emit(Bind(sl, a))
+        inner = _extend(inner, slots)
+        self.open.append(ph.name)
+        # A 'break' inside a phase cannot leave it: the checker only allows it in loops.
+        self.block(ph.body, inner, [], loops, ph.name)
+        self.open.pop()
+        for sh, sl in pairs:
+            self.emit(Copy(sl, sh))
+        self.emit(SetPhase(phase))
+
     def block(self, b: ast.Block, scope: tuple[str, ...], exits: list, loops: tuple[int, ...],
               phase: str | None) -> None:
         for s in b.stmts:
@@ -158,7 +239,7 @@ class _Lowerer:
         if not needs_lowering(s):
             self.emit(Exec(s))
             if isinstance(s, ast.Let):
-                return scope + (p.slots[s],)
+                return _extend(scope, [p.slots[s]])
             return scope
         if isinstance(s, ast.Break):
             exits[-1].append(self.emit(Jump()))
@@ -195,27 +276,19 @@ class _Lowerer:
             top = len(self.code)
             nxt = self.emit(IterNext(k, p.slots[s]))
             exits.append([])
-            self.block(s.body, scope + (p.slots[s],), exits, loops + (k,), phase)
+            self.block(s.body, _extend(scope, [p.slots[s]]), exits, loops + (k,), phase)
             self.emit(Jump(top))
             nxt.target = len(self.code)
             for j in exits.pop():
                 j.target = len(self.code)
         elif isinstance(s, ast.Run):
-            ph = p.phases[s.name]
-            self.emit(SetPhase(ph.name))
-            inner = scope
-            for f, a in zip(ph.params, s.args):
-                self.emit(Bind(p.slots[f], a))
-                inner = inner + (p.slots[f],)
-            # A 'break' inside a phase cannot leave it: the checker only allows it in loops.
-            self.block(ph.body, inner, [], loops, ph.name)
-            self.emit(SetPhase(phase))
+            self.run(s, scope, loops, phase)
         elif isinstance(s, ast.Choose):
             ch = self.emit(ChooseAt(s, scope, loops))
             ends = []
             for o in s.options:
                 ch.targets.append(len(self.code))
-                inner = scope + tuple(p.slots[prm] for prm in o.params)
+                inner = _extend(scope, [p.slots[prm] for prm in o.params])
                 self.block(o.body, inner, exits, loops, phase)
                 ends.append(self.emit(Jump()))
             if s.orelse is not None:
@@ -225,10 +298,15 @@ class _Lowerer:
                 j.target = len(self.code)
         elif isinstance(s, ast.Chance):
             self.emit(ChanceAt(s, scope, loops))
-            return scope + (p.slots[s],)
+            return _extend(scope, [p.slots[s]])
         else:
             raise AssertionError(s)
         return scope
+
+
+def _extend(scope: tuple[str, ...], slots) -> tuple[str, ...]:
+    """scope with the slots not already in it (a re-entered phase binds its locals again)."""
+    return scope + tuple(sl for sl in slots if sl not in scope)
 
 
 def binding_nodes(b: ast.Block) -> list:
@@ -263,4 +341,4 @@ def lower(program: Program) -> Lowered:
     lw.block(program.flow.body, (), [], (), None)
     lw.emit(FinishAt())
     pauses = [i for i, ins in enumerate(lw.code) if isinstance(ins, ChooseAt | ChanceAt)]
-    return Lowered(lw.code, pauses, lw.loops, lw.loop_elem)
+    return Lowered(lw.code, pauses, lw.loops, lw.loop_elem, lw.shadows)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rulelang import sim
-from rulelang.view import param_labels
+from rulelang.view import arg_display, display_aliases, param_labels
 from rulelang.viewmodel import Viewer, seat_name
 
 CHANCE = sim.CHANCE
@@ -43,9 +43,21 @@ class Group:
     labels: list[str]
     indexes: list[int] = field(default_factory=list)
     args: list[list[str]] = field(default_factory=list)
+    # The arguments as people see them: enum members by their display names
+    shown: list[list[str]] = field(default_factory=list)
 
 
-def group_actions(legal: list[str], labels: dict[str, list[str]]) -> list[Group]:
+def shown_args(name: str, args: list[str], display: dict[str, list[dict[str, str]]]
+               ) -> list[str]:
+    """An action's arguments with enum members by their display names (view.arg_display)."""
+    per = display.get(name)
+    if not per or len(per) != len(args):
+        return list(args)
+    return [d.get(a, a) for a, d in zip(args, per)]
+
+
+def group_actions(legal: list[str], labels: dict[str, list[str]],
+                  display: dict[str, list[dict[str, str]]] | None = None) -> list[Group]:
     groups: dict[str, Group] = {}
     for k, a in enumerate(legal):
         name, args = split_action(a)
@@ -55,6 +67,7 @@ def group_actions(legal: list[str], labels: dict[str, list[str]]) -> list[Group]
                                                                           range(len(args))])
         g.indexes.append(k)
         g.args.append(args)
+        g.shown.append(shown_args(name, args, display or {}))
     return list(groups.values())
 
 
@@ -81,8 +94,9 @@ def describe_group(g: Group, width: int = 0) -> list[str]:
     head = (g.name + (f" ({', '.join(g.labels)})" if g.labels else "")).ljust(width)
     if not g.labels:
         return [f"  {head}  {g.indexes[0] + 1})"]
+    people = g.shown or g.args  # the arguments as people see them
     if len(g.indexes) <= LIST_LIMIT:
-        opts = "   ".join(f"{k + 1}) " + " ".join(a) for k, a in zip(g.indexes, g.args))
+        opts = "   ".join(f"{k + 1}) " + " ".join(a) for k, a in zip(g.indexes, people))
         return [f"  {head}  {opts}"]
     if len(g.labels) == 1 and all(_is_int(a[0]) for a in g.args):
         values = sorted(int(a[0]) for a in g.args)
@@ -90,7 +104,7 @@ def describe_group(g: Group, width: int = 0) -> list[str]:
     cols = []
     for i, label in enumerate(g.labels):
         vals = []
-        for a in g.args:
+        for a in people:
             if a[i] not in vals:
                 vals.append(a[i])
         if all(_is_int(v) for v in vals):
@@ -107,8 +121,9 @@ def _is_int(s: str) -> bool:
     return bool(re.fullmatch(r"-?\d+", s))
 
 
-def menu_lines(legal: list[str], labels: dict[str, list[str]]) -> list[str]:
-    groups = group_actions(legal, labels)
+def menu_lines(legal: list[str], labels: dict[str, list[str]],
+               display: dict[str, list[dict[str, str]]] | None = None) -> list[str]:
+    groups = group_actions(legal, labels, display)
     width = max((len(g.name + (f" ({', '.join(g.labels)})" if g.labels else ""))
                  for g in groups), default=0)
     lines = []
@@ -125,12 +140,16 @@ def _tokens(text: str) -> list[str]:
     return [t for t in re.split(r"[\s(),]+", text.strip().lower()) if t]
 
 
-def resolve(answer: str, legal: list[str]) -> int:
+def resolve(answer: str, legal: list[str], aliases: dict[str, str] | None = None) -> int:
     """Index in `legal` of the action a person typed: a number, the exact action string, or a
-    looser form ('place 4D', 'PLACE(4D)', 'dispose 2 4', '4D') that matches exactly one."""
+    looser form ('place 4D', 'PLACE(4D)', 'dispose 2 4', '4D', 'bid(23)') that matches exactly
+    one. `aliases` (view.display_aliases) lets a member be typed by its display name."""
     text = answer.strip()
     if not text:
         raise InputError("empty answer")
+    for shown, name in sorted((aliases or {}).items(), key=lambda kv: -len(kv[0])):
+        text = re.sub(r"(?<![\w])" + re.escape(shown) + r"(?![\w])", name, text,
+                      flags=re.IGNORECASE)
     if re.fullmatch(r"[0-9]+", text):
         # ASCII digits only (str.isdigit also takes '²'); a long number is simply out of range
         k = int(text) - 1 if len(text) <= 9 else -1
@@ -150,6 +169,14 @@ def resolve(answer: str, legal: list[str]) -> int:
         name, args = name_hits[0], toks[1:]
         matches = [k for k, (n, a) in enumerate(parsed) if n == name and (a == args or (
             not args and len([1 for n2, _ in parsed if n2 == name]) == 1))]
+        if not matches and args:
+            # Parameters every legal action of this name shares may be left out: with one
+            # plant up for auction, `bid 23` is `bid(P13, 23)`.
+            same = [a for n, a in parsed if n == name]
+            free = [i for i in range(len(same[0])) if len({x[i] for x in same}) > 1]
+            if len(args) == len(free) < len(same[0]):
+                matches = [k for k, (n, a) in enumerate(parsed)
+                           if n == name and [a[i] for i in free] == args]
         if not matches and not args:
             count = sum(1 for n, _ in parsed if n == name)
             raise InputError(f"{name} needs its parameters ({count} choices); "
@@ -183,7 +210,8 @@ class Session:
     def __init__(self, path: str, kinds: list[str], *, seed: int | None = None,
                  variant: str | None = None, params: dict | None = None,
                  backend: str = "compiled", auto_forced: bool = True,
-                 loader: Callable[..., Any] | None = None) -> None:
+                 loader: Callable[..., Any] | None = None,
+                 limits: dict | None = None) -> None:
         import rulelang
 
         self.path = path
@@ -196,13 +224,18 @@ class Session:
         if loader is not None:
             # Tests drive the table with a stand-in engine; a file the checker refuses then
             # gets the raw view.
-            self.game = loader(path, variant=variant, params=self.params, backend=backend)
+            more = {"limits": limits} if limits else {}
+            self.game = loader(path, variant=variant, params=self.params, backend=backend,
+                               **more)
             try:
-                self.program = rulelang.check_file(path, variant=variant, params=self.params)
+                self.program = rulelang.check_file(path, variant=variant, params=self.params,
+                                                   limits=limits)
             except rulelang.RulesError:
                 self.program = None
         else:
-            self.program = rulelang.check_file(path, variant=variant, params=self.params)
+            # limits (rulelang.Limits fields): the guards against runaway rules, -L in the CLI
+            self.program = rulelang.check_file(path, variant=variant, params=self.params,
+                                               limits=limits)
             if backend == "interpreter":
                 from rulelang.interpreter import Game
 
@@ -220,6 +253,8 @@ class Session:
                      for p, k in enumerate(self.kinds) if k not in ("human", "random")}
         self.viewer = Viewer(self.program) if self.program is not None else None
         self.labels = param_labels(self.program) if self.program is not None else {}
+        self.display = arg_display(self.program) if self.program is not None else {}
+        self.aliases = display_aliases(self.program) if self.program is not None else {}
         self.auto_forced = auto_forced
         self.state = self.game.new_game(num_players=len(kinds))
         self.log: list[LogEntry] = []
@@ -339,9 +374,10 @@ class Session:
         if action == "?" or "(" not in action:
             return action
         name, args = split_action(action)
+        args = shown_args(name, args, self.display)
         labels = self.labels.get(name)
         if len(args) < 2 or not labels or len(labels) != len(args):
-            return action
+            return f"{name}({', '.join(args)})"
         return f"{name}({', '.join(f'{lab}={a}' for lab, a in zip(labels, args))})"
 
     def record(self, file: str | None = None) -> dict:
@@ -509,7 +545,7 @@ def plain_game(session: Session, console, read: Callable[[str], str],
             console.print(r)
         legal = session.state.legal_actions()
         console.print(Text(f"Your move, {seat_name(p)}:", style="bold"))
-        for line in menu_lines(legal, session.labels):
+        for line in menu_lines(legal, session.labels, session.display):
             console.print(Text(line))
         invalid = 0
         while True:
@@ -523,16 +559,19 @@ def plain_game(session: Session, console, read: Callable[[str], str],
                 return False
             if low in ("?", "help"):
                 console.print(Text(HELP))
-                for line in menu_lines(legal, session.labels):
+                for line in menu_lines(legal, session.labels, session.display):
                     console.print(Text(line))
                 continue
             if low.startswith("? ") or low.startswith("help "):
                 want = low.split(None, 1)[1]
-                groups = [g for g in group_actions(legal, session.labels) if g.name == want]
+                groups = [g for g in group_actions(legal, session.labels, session.display)
+                          if g.name == want]
                 if not groups:
                     console.print(Text(f"no legal action named {want!r}"))
                 for g in groups:
-                    console.print(Text("  ".join(f"{k + 1}: {legal[k]}" for k in g.indexes)))
+                    console.print(Text("  ".join(
+                        f"{k + 1}: {legal[k]}" + (f" [{' '.join(s)}]" if s != a else "")
+                        for k, a, s in zip(g.indexes, g.args, g.shown))))
                 continue
             if low == "log":
                 for line in session.log_lines(p):
@@ -547,7 +586,7 @@ def plain_game(session: Session, console, read: Callable[[str], str],
                 console.print(Text("undo is only possible against bots, after a move of yours"))
                 continue
             try:
-                k = resolve(answer, legal)
+                k = resolve(answer, legal, session.aliases)
             except ValueError as err:
                 invalid += 1
                 (err_console or console).print(Text(f"{err}", style="red"))

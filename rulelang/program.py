@@ -23,6 +23,8 @@ class EnumInfo:
     member_args: list[tuple[ast.Expr, ...]]
     span: Span
     grid: tuple[int, int, list[str]] | None = None  # (first col, number of cols, row labels)
+    # What people see for each member: its display name (`Lodz "Łódź"`), else its name
+    display: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -50,6 +52,7 @@ class Program:
     state_vars: list[ast.StateVar] = field(default_factory=list)
     state_types: dict[str, T.Type] = field(default_factory=dict)
     flow: ast.FlowDecl | None = None
+    standing: list[ast.StandingDecl] = field(default_factory=list)  # in declaration order
     score: ast.ScoreDecl | None = None
     tiebreak: ast.ScoreDecl | None = None
     heuristic: ast.ScoreDecl | None = None  # `heuristic p => ...` (bots), or None
@@ -79,7 +82,8 @@ class Program:
     @property
     def digest(self) -> str:
         """sha256 of the rules text; with includes, of the text and every included file's
-        name and bytes (each length-prefixed), so an edit to included data changes it."""
+        path (relative to the rules file's folder) and bytes, each length-prefixed, so an
+        edit to included data changes it."""
         if not self.included:
             return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
         h = hashlib.sha256()

@@ -93,6 +93,11 @@ def fault_no_choice(where):
     raise RulesRuntimeError("no legal action at this decision", where)
 
 
+def fault_phase_depth(name, depth, where):
+    raise RulesRuntimeError(f"phase '{name}' is already open {depth} time"
+                            f"{'' if depth == 1 else 's'} (its depth)", where)
+
+
 def fault_no_outcome(name, where):
     raise RulesRuntimeError(f"chance '{name}' has no outcome", where)
 
@@ -261,6 +266,11 @@ def filled(v, sizes):
 SMALL_BITS = tuple(tuple(i for i in range(8) if m >> i & 1) for m in range(256))
 
 
+# BYTE_BITS[i][b]: the members of byte value b at byte i of a mask (8 * i + bit), rows added
+# as larger masks are met.
+BYTE_BITS = []
+
+
 class BitsCache(dict):
     """Members of a bit-mask set in ascending order, as a shared tuple (never to be changed):
     a table for masks below 256, a bounded cache for larger ones with few members, since the
@@ -271,12 +281,17 @@ class BitsCache(dict):
     def __missing__(self, m):
         if m < 256:
             return SMALL_BITS[m]
+        # byte by byte, each non-zero byte's members from a table (3x faster than peeling off
+        # the lowest bit once a mask has a few dozen members, as a board does)
+        data = m.to_bytes((m.bit_length() + 7) >> 3, "little")
+        rows = BYTE_BITS
+        while len(rows) < len(data):
+            base = 8 * len(rows)
+            rows.append(tuple(tuple(base + j for j in SMALL_BITS[b]) for b in range(256)))
         out = []
-        x = m
-        while x:
-            low = x & -x
-            out.append(low.bit_length() - 1)
-            x ^= low
+        for i, b in enumerate(data):
+            if b:
+                out.extend(rows[i][b])
         r = tuple(out)
         if len(r) <= 32:
             if len(self) >= 2048:
@@ -447,10 +462,12 @@ def action_name(action):
     return action.split("(", 1)[0]
 
 
-def reveal(seen, history, names):
-    """`reveal names`: those secret choices (marked -2 - player) become public (None)."""
+def reveal(seen, history, names, draws=()):
+    """`reveal a, b`: the secret choices (marked -2 - player) of the actions `names` and the
+    hidden draws (marked with their one viewer, or -1 for nobody) of the chance nodes `draws`
+    made so far become public (None)."""
     for i, w in enumerate(seen):
-        if w is not None and w <= -2 and action_name(history[i]) in names:
+        if w is not None and action_name(history[i]) in (names if w <= -2 else draws):
             seen[i] = None
 
 

@@ -334,23 +334,27 @@ def _drive_random(game: Any, state: Any, rng: random.Random,
                 digests.append(state.digest())
     else:
         # The same policy and the same random numbers as pick_chance / pick_random_action,
-        # with the per-step lookups hoisted: this loop is what the benchmarks time.
+        # with the per-step lookups hoisted (bound methods): this loop is what the benchmarks
+        # time on the protocol path.
         randrange = rng.randrange
+        chance_weights = state.chance_weights
+        num_choices = state.num_choices
+        end_index = state.end_action_index if end_actions else None
+        apply_index = state.apply_index
         while True:
             player = state.current_player
             if player == TERMINAL:
                 break
             if player == CHANCE:
-                weights = state.chance_weights()
-                k = (randrange(state.num_choices()) if weights is None
-                     else weighted_index(rng, weights))
+                weights = chance_weights()
+                k = randrange(num_choices()) if weights is None else weighted_index(rng, weights)
                 chance_events += 1
             else:
-                k = state.end_action_index() if end_actions else -1
+                k = end_index() if end_index is not None else -1
                 if k < 0:
-                    k = randrange(state.num_choices())
+                    k = randrange(num_choices())
                 decisions += 1
-            state.apply_index(k)
+            apply_index(k)
             if record:
                 digests.append(state.digest())
     return decisions, chance_events

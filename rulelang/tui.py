@@ -141,14 +141,14 @@ class TableApp(App[bool]):
         opts = self.query_one("#actions", OptionList)
         opts.clear_options()
         want = text.strip().lower()
-        for g in group_actions(self.legal, self.session.labels):
+        for g in group_actions(self.legal, self.session.labels, self.session.display):
             head = g.name + (f" ({', '.join(g.labels)})" if g.labels else "")
             if len(g.indexes) > LIST_LIMIT:
                 if not want or g.name.startswith(want.split()[0]):
                     opts.add_option(Option(f"{head}: {len(g.indexes)} choices, type "
                                            f"'{g.name} ...'", id=f"group:{g.name}"))
                 continue
-            for k, args in zip(g.indexes, g.args):
+            for k, args in zip(g.indexes, g.shown):
                 label = f"{k + 1}. {g.name} {' '.join(args)}".rstrip()
                 if not want or want in label.lower():
                     opts.add_option(Option(label, id=f"action:{k}"))
@@ -190,7 +190,7 @@ class TableApp(App[bool]):
             self.choose(opts.get_option_at_index(opts.highlighted))
             return
         try:
-            k = resolve(text, self.legal)
+            k = resolve(text, self.legal, self.session.aliases)
         except InputError as err:
             self.notify(str(err), severity="warning")
             return

@@ -182,7 +182,8 @@ def _stmts(block):
 
 
 def action_params(program) -> dict[str, list[str]]:
-    """Action name -> parameter names, for every option of every `choose`, in file order."""
+    """Action name -> parameter names, for every option of every `choose` in file order, then
+    the standing options."""
     out: dict[str, list[str]] = {}
     roots = [program.flow, *program.phases.values()]
     for root in roots:
@@ -192,7 +193,11 @@ def action_params(program) -> dict[str, list[str]]:
         for ch in chooses:
             for opt in ch.options:
                 out.setdefault(opt.name, [prm.name for prm in opt.params])
-    return dict(sorted(out.items(), key=lambda kv: _first_line(program, kv[0])))
+    out = dict(sorted(out.items(), key=lambda kv: _first_line(program, kv[0])))
+    for sd in getattr(program, "standing", ()):
+        for opt in sd.options:
+            out.setdefault(opt.name, [prm.name for prm in opt.params])
+    return out
 
 
 def _first_line(program, name: str) -> tuple[int, int]:
@@ -204,6 +209,34 @@ def _first_line(program, name: str) -> tuple[int, int]:
                 if opt.name == name:
                     return (opt.span.line, opt.span.col)
     return (0, 0)
+
+
+def arg_display(program) -> dict[str, list[dict[str, str]]]:
+    """Action name -> for each parameter, member name -> display name (`Lodz "Łódź"`): what
+    people see for an argument (action strings themselves keep the ASCII names). Only
+    members whose display name differs from their name are listed."""
+    out: dict[str, list[dict[str, str]]] = {}
+    for name, sig in program.action_sigs.items():
+        per = []
+        for t in sig:
+            t = T.strip(t)
+            info = program.enums.get(t.name) if t.kind == "enum" else None
+            per.append({} if info is None else {m: d for m, d in zip(info.members, info.display)
+                                                if m != d})
+        if any(per):
+            out[name] = per
+    return out
+
+
+def display_aliases(program) -> dict[str, str]:
+    """Display name (casefolded) -> member name, for reading what people type; a display name
+    two enums share for different members is left out (it would be ambiguous)."""
+    seen: dict[str, set[str]] = {}
+    for info in program.enums.values():
+        for m, d in zip(info.members, info.display):
+            if m != d:
+                seen.setdefault(d.casefold(), set()).add(m)
+    return {d: next(iter(ms)) for d, ms in sorted(seen.items()) if len(ms) == 1}
 
 
 def param_labels(program) -> dict[str, list[str]]:

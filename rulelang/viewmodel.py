@@ -48,8 +48,8 @@ class Viewer:
             return ""
         t = T.strip(t)
         k = t.kind
-        if k == "enum":
-            return self.program.enums[t.name].members[v]
+        if k == "enum":  # a member as people see it: its display name
+            return self.program.enums[t.name].display[v]
         if k == "bool":
             return "yes" if v else "no"
         if k == "player":
@@ -62,9 +62,7 @@ class Viewer:
     def _state(self, obs: dict):
         from rulelang.interpreter.engine import State
 
-        st = State.__new__(State)
-        st.game = self.game
-        st.num_players = obs["num_players"]
+        st = State(self.game, obs["num_players"])  # a position holding only the variables
         types = self.program.state_types
         st.vars = {name: self.game.parse_value(j, types[name])
                    for name, j in obs["vars"].items() if name in types}
@@ -252,7 +250,7 @@ def fallback_items(viewer: Viewer, obs: dict, me: int | None) -> list[dict]:
                       "columns": [""] + [name for name, _ in per_player], "rows": rows})
     for name, t in nested:
         inner = T.strip(t.elem)
-        members = p.enums[inner.index.name].members if inner.index.kind == "enum" else [
+        members = p.enums[inner.index.name].display if inner.index.kind == "enum" else [
             seat_name(i) for i in range(n)]
         rows = []
         for q in range(n):
@@ -265,7 +263,7 @@ def fallback_items(viewer: Viewer, obs: dict, me: int | None) -> list[dict]:
         items.append({"kind": "table", "title": name, "columns": [""] + list(members),
                       "rows": rows})
     for enum, members in per_enum.items():
-        names = p.enums[enum].members
+        names = p.enums[enum].display
         vals = [parse(ov[name], t) for name, t in members]
         rows = [[m] + [viewer.fmt(v[i], t.elem, me) for v, (_n, t) in zip(vals, members)]
                 for i, m in enumerate(names)]

@@ -59,10 +59,10 @@ class WebTable:
         }
         if mine:
             legal = st.legal_actions()
-            for g in group_actions(legal, s.labels):
+            for g in group_actions(legal, s.labels, s.display):
                 entry: dict[str, Any] = {"name": g.name, "labels": g.labels}
                 if len(g.indexes) <= LIST_LIMIT:
-                    entry["options"] = [[k, " ".join(a)] for k, a in zip(g.indexes, g.args)]
+                    entry["options"] = [[k, " ".join(a)] for k, a in zip(g.indexes, g.shown)]
                 else:
                     entry["count"] = len(g.indexes)
                     entry["example"] = " ".join(g.args[0])
@@ -92,7 +92,7 @@ class WebTable:
                     if not 0 <= k < len(legal):
                         return f"no action numbered {k + 1}"
                 else:
-                    k = resolve(str(data.get("answer", "")), legal)
+                    k = resolve(str(data.get("answer", "")), legal, self.session.aliases)
             except (InputError, ValueError, TypeError) as err:
                 return str(err)
             self.session.play(p, k)

@@ -503,6 +503,12 @@ def test_demand_tiles_are_secret(auto):
     assert s.history_for(Y) == ["first_player(0)", "?", "demand_tile(2)", "?"]
     assert var(s, "tiles") == [[4], [2], [5]]
     assert s.observation(R)["vars"]["tiles"] == [[4], None, None]
+    # A loan (standing option) is public, and the same decision is asked again.
+    play(s, "take_loan()")
+    assert s.history_for(Y)[-1] == "take_loan()" and s.current_player == R
+    assert s.legal_actions()[0] == "pick(Ford)" and s.legal_actions()[-1] == "take_loan()"
+    play(s, "take_loan()")
+    assert "take_loan()" not in s.legal_actions() and cash(s)[R] == 3000
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])
@@ -535,3 +541,33 @@ def test_last_turn_extra_tiles_and_losses(auto, losses_last):
     assert s.scores() == [r_score, 2000, 2000]
     # Ties go to the earlier player in the action order: R (Kettering), Y (Sloan), G.
     assert s.winners() == ([Y] if losses_last else [R])
+
+
+def test_demand_tiles_revealed_in_phase_seven(auto):
+    s = auto().new_game(4)
+    turn_one(s)
+    # Phase 7 of turn 1 turned the tiles face up (L502): everyone's history shows them now.
+    for p in (R, Y, G, B):
+        assert s.history_for(p)[1:5] == ["demand_tile(3)"] * 4
+    # Turn 2's draws are secret again until its own phase 7.
+    play(s, "demand_tile(5)")
+    assert s.history_for(R)[-1] == "?" and s.history_for(G)[-1] == "demand_tile(5)"
+
+
+def test_six_mid_dealer_slots_in_turn_two(auto):
+    s = auto().new_game(3)
+    s.set_vars({"turn": 2})
+    play(s, "first_player(0)", *["demand_tile(3)"] * 4, "demand_tile(2)", "demand_tile(2)")
+    play(s, "pick(Kettering)", "pick(Sloan)", "pick(Chrysler)")
+    play(s, "build(Duryea, 2, false)", "build(Oldsmobile, 2, false)", "build(Franklin, 2, false)")
+    play(s, "place_dealers(0, 3, 0)", "place_dealers(0, 3, 0)", "place_dealers(0, 3, 0)")
+    play(s, "produce()", "make(4)", "produce()", "make(4)", "produce()", "make(4)")
+    # Phase 5 of turn 2: the "1-4" and "2-4" mid slots are 6 (L453-455, reconstructed 3 + 3).
+    for _ in range(2):
+        play(s, "dealer_sale(Duryea, Mid)", "dealer_sale(Oldsmobile, Mid)",
+             "dealer_sale(Franklin, Mid)")
+    assert s.legal_actions()[-2:] == ["exec_pass()", "take_loan()"]
+    assert var(s, "slots_used") == {"Luxury": 0, "Mid": 6, "Economy": 0}
+    # Each player's third dealer found no slot: 1 loss point each, and 2 dealers stay (B9).
+    assert loss(s) == [1, 1, 1]
+    assert [var(s, "pool")[p]["Mid"] for p in range(3)] == [2, 2, 2]

@@ -10,6 +10,7 @@ look-alike letters, escapes in strings, code-injection attempts) have targeted t
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import random
 import re
@@ -27,7 +28,8 @@ from rulelang.check import AGG_FUNCS, BUILTINS
 from rulelang.grammar import parse
 
 ROOT = Path(__file__).resolve().parent.parent
-RULES_FILES = sorted((ROOT / "rules").glob("*.rules"))
+RULES_DIR = ROOT / "rules"
+RULES_FILES = sorted(RULES_DIR.glob("*.rules"))
 GRAMMAR = (ROOT / "rulelang" / "grammar" / "rules.lark").read_text(encoding="utf-8")
 _LITERALS = set(re.findall(r'"([^"\s]+)"', GRAMMAR))
 KEYWORDS = sorted(w for w in _LITERALS if re.fullmatch(r"[a-z_]+", w))
@@ -70,10 +72,11 @@ def _engines_in_memory():
         yield
 
 
-def check_only(text: str):
-    """check_text must either return a program or raise RulesError with diagnostics."""
+def check_only(text: str, include_dir=None):
+    """check_text must either return a program or raise RulesError with diagnostics.
+    `include_dir`: where `include` paths resolve (rules/ for the project's rules files)."""
     try:
-        return rulelang.check_text(text, "fuzz.rules")
+        return rulelang.check_text(text, "fuzz.rules", include_dir=include_dir)
     except RulesError as exc:
         assert exc.diagnostics, "RulesError without diagnostics"
         rendered = str(exc)  # rendering must not fail either
@@ -129,14 +132,16 @@ def _outcome(fn, *args):
         return None, ("IllegalAction",)
 
 
-def load_and_play(text: str, seed: int, steps: int = 25) -> None:
+def load_and_play(text: str, seed: int, steps: int = 25, include_dir=None) -> None:
     """Load a checked text on both back ends and play the same random legal moves in lock step.
 
     Only rules-level errors may come out, the same on both back ends; states, legal actions and
     observations must agree at every step; and nothing may hang (Hang, after HANG_SECONDS)."""
     rng = random.Random(seed)
     with time_limit(HANG_SECONDS):
-        (ga, ea), (gb, eb) = (_outcome(rulelang.load_text, text, "fuzz.rules", None, None, b)
+        (ga, ea), (gb, eb) = (_outcome(functools.partial(rulelang.load_text,
+                                                         include_dir=include_dir),
+                                       text, "fuzz.rules", None, None, b)
                               for b in ("interpreter", "compiled"))
         assert ea == eb, f"load: interpreter {ea}, compiled {eb}"
         if ga is None:
@@ -275,9 +280,9 @@ mutations = st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 10**6),
 def _mutant_property(name: str, ops, seed: int) -> None:
     text = mutate(_SOURCES[name], ops)
     try:
-        program = check_only(text)
+        program = check_only(text, RULES_DIR)
         if program is not None:
-            load_and_play(text, seed)
+            load_and_play(text, seed, include_dir=RULES_DIR)
     except Exception as exc:
         raise AssertionError(f"mutations {ops} of {name} crashed the front end or engine "
                              f"({type(exc).__name__}: {exc})") from exc
@@ -305,7 +310,7 @@ def test_shell_is_valid() -> None:
 
 def test_unmutated_rules_files_check() -> None:
     for name, text in _SOURCES.items():
-        assert check_only(text) is not None, name
+        assert check_only(text, RULES_DIR) is not None, name
 
 
 def test_mutate_is_deterministic_and_changes_text() -> None:

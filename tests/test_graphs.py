@@ -116,3 +116,23 @@ def test_graph_types_print_their_node_type():
     with pytest.raises(rulelang.RulesError) as err:
         rulelang.check_text(text, "v.rules")
     assert err.value.diagnostics[0].message == "branches have different types: graph<City> and int"
+
+
+def test_a_graph_named_like_a_member_is_the_member_where_that_enum_is_wanted(backend):
+    text = """game M
+players 2..2
+enum City { A, B, C }
+enum Maps { Benelux, Central }
+param map: Maps = Central
+graph Benelux(City) { A - B: 1 }
+graph Central(City) { A - B: 2, B - C: 2 }
+const MAP: graph<City> = if map == Benelux then Benelux else Central
+state { n: int = 0 }
+flow { n = path_cost(MAP, {A}, B)
+  choose players[0] { done() { } } }
+score p => n
+"""
+    for value, cost in (("Benelux", 1), ("Central", 2)):
+        game = rulelang.load_text(text, "m.rules", params={"map": value}, backend=backend)
+        assert game.new_game(2).scores() == [cost, cost]
+    assert rulelang.load_text(text, "m.rules", backend=backend).new_game(2).scores() == [2, 2]

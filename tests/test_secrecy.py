@@ -64,7 +64,7 @@ def test_reveal_only_names_secret_actions():
         rulelang.check_text(bad, "sealed.rules")
     d = err.value.diagnostics[0]
     assert (d.code, d.span.line, d.span.col) == ("E010", 15, 3)
-    assert "secret action 'done'" in d.message
+    assert d.message == "undefined secret action or hidden draw 'done'"
 
 
 @pytest.mark.parametrize("viewer, shown", [

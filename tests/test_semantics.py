@@ -33,6 +33,7 @@ def test_every_builtin_and_operator_gives_its_value(load_fixture_state):
         3,  # graph_neighbors(C): A, B, D
         2,  # seats_from
         2,  # neighbors(1A) on a 3 x 2 grid: 2A, 1B
+        7, 0, 7,  # the graph value g = Rails: edge A-B 7, C has no edge, B -> A costs 7
         3, -3, -4,  # 7 // 2, 0 - (7 // 2), (0 - 7) // 2 rounds towards minus infinity
         1, 2,  # 7 % 3, (0 - 7) % 3 takes the divisor's sign
         -3, 12]

@@ -14,7 +14,7 @@ from rulelang.view import param_labels
 from rulelang.viewmodel import Viewer
 
 ROOT = Path(__file__).resolve().parent.parent
-GAMES = ["acquire", "poder", "polanaftowe"]
+GAMES = ["acquire", "automobile", "poder", "polanaftowe"]
 
 BASE = """\
 game V

@@ -18,6 +18,7 @@ from rulelang.codegen.support import (
 from rulelang.lower import (
     ChanceAt,
     ChooseAt,
+    binding_nodes,
 )
 
 # An option with no `when` over fixed domains of at most this many values gets a constant table.
@@ -39,7 +40,7 @@ class DecisionPrinter:
         fn = _Fn()
         pre = Sink(fn, 1)
         shared: dict[int, str] = {}
-        self._pc, self._tables = pc, []
+        self._pc, self._prefix, self._tables = pc, d, []
         body: list[str] = []
         reuse = self.plan.reused_any.get(pc, {})
         starts: dict[int, str] = {}
@@ -62,6 +63,10 @@ class DecisionPrinter:
                     body.extend(self._option(oi, opt, fn, pre, shared))
             finally:
                 self._known_any = {}
+        if self.p.standing:
+            # the deciding player's standing options (negative option numbers), when this
+            # decision has legal actions of its own
+            body += ["    if out:", "        legal_standing(s, out)"]
         out = self._tables + [
             f"def legal_{d}(s):  # rules:{line}: the choices of this decision", "    out = []",
             "    s._endk = -1"]
@@ -70,6 +75,9 @@ class DecisionPrinter:
         out.append("")
         out.append("")
         out.append(f"def text_{d}(opt, args):  # rules:{line}")
+        if self.p.standing:
+            out.append("    if opt < 0:")
+            out.append("        return text_standing(opt, args)")
         for oi, opt in enumerate(node.options):
             parts = []
             for i, prm in enumerate(opt.params):
@@ -102,8 +110,14 @@ class DecisionPrinter:
             else:
                 texts.append(f"text_{d}({oi}, args)")
         out += ["", "", f"def apply_{d}(s, acts, k):  # rules:{line}"]
-        out.append("    opt, args = acts[k]" if any(o.params for o in node.options)
-                   else "    opt = acts[k][0]")
+        if self.p.standing:
+            out.append("    opt, args = acts[k]")
+            out.append("    if opt < 0:")
+            out.append("        apply_standing(s, opt, args)")
+            out.append("        return")
+        else:
+            out.append("    opt, args = acts[k]" if any(o.params for o in node.options)
+                       else "    opt = acts[k][0]")
         for oi, opt in enumerate(node.options):
             out.append(f"    {'if' if oi == 0 else 'elif'} opt == {oi}:  "
                        f"# rules:{opt.span.line}: {ident(opt.name)}")
@@ -115,8 +129,27 @@ class DecisionPrinter:
         out.append("        raise AssertionError(opt)")
         out.append(f"    s._seen.append({'-2 - s.current_player' if node.secret else 'None'})")
         out.append("    s._acts = None")
-        out.append("    _run(s, nxt)")
+        out.extend(self.resume_lines("nxt"))
         return out
+
+    def resume_lines(self, target: str) -> list[str]:
+        """The end of an apply function: run the flow from `target` (code) to the next pause,
+        inline when the plan says so (passes.plan_resume_in_apply), else through _run."""
+        if not self.plan.resume_in_apply:
+            return [f"    _run(s, {target})"]
+        reset = ["    s._loops = 0"] if self.plan.reset_loops else []
+        return [*reset,
+                "    blocks = _BLOCKS",
+                "    try:",
+                f"        pc = blocks[{target}](s)",
+                "        while pc >= 0:",
+                "            pc = blocks[pc](s)",
+                "    except RulesRuntimeError:",
+                "        raise",
+                "    except (TypeError, IndexError, KeyError, ValueError, ZeroDivisionError,",
+                "            AttributeError) as exc:",
+                "        raise RulesRuntimeError(f\"internal fault: {exc}\", _where(exc))"
+                " from None"]
 
 
     def _domain_printer(self, prm: ast.OParam, dom):
@@ -141,9 +174,9 @@ class DecisionPrinter:
         return lambda cc: self.domain(t)
 
     def _option(self, oi: int, opt: ast.Option, fn: _Fn, pre: Sink,
-                shared: dict[int, str]) -> list[str]:
+                shared: dict[int, str], c: Ctx | None = None) -> list[str]:
         m = len(opt.params)
-        c = Ctx()
+        c = c or Ctx()
         names, levels = [], {}
         for i, prm in enumerate(opt.params):
             slot = self.p.slots[prm]
@@ -155,7 +188,7 @@ class DecisionPrinter:
         if op.table_size is not None and op.table_size <= CONST_ACTIONS:
             # Every value of fixed domains: the (option, args) pairs are made once.
             codes = [d(Ctx()) for d in doms]
-            table = f"ARGS_{self.names.pause[self._pc]}_{ident(opt.name)}_ALL"
+            table = f"ARGS_{self._prefix}_{ident(opt.name)}_ALL"
             loops = " ".join(f"for {n} in {code}" for n, code in zip(names, codes))
             args = "(" + "".join(f"{n}, " for n in names) + ")"
             self._tables.append(f"{table} = tuple(({oi}, {args}) {loops})")
@@ -216,7 +249,7 @@ class DecisionPrinter:
         size = op.small_domain
         if size is not None:
             # the (option, args) pairs of a one-parameter option, made once
-            table = f"ARGS_{self.names.pause[self._pc]}_{ident(opt.name)}"
+            table = f"ARGS_{self._prefix}_{ident(opt.name)}"
             # bool values stay bools (False, True): they reach the state JSON as such
             values = ("(False, True)" if self.p.slot_types[self.p.slots[opt.params[0]]].kind
                       == "bool" else f"range({size})")
@@ -229,6 +262,73 @@ class DecisionPrinter:
             lines[pos:pos] = sk.lines
         return lines
 
+
+    def standing_functions(self) -> list[str]:
+        """legal_standing appends the standing options of s.current_player that are legal, as
+        option numbers -1, -2, ... (in declaration order); text_standing writes one;
+        apply_standing runs one (public history) and asks the same decision again."""
+        fn = _Fn()
+        pre = Sink(fn, 1)
+        shared: dict[int, str] = {}
+        self._pc, self._prefix, self._tables, self._known_any = "standing", "standing", [], {}
+        body: list[str] = []
+        flat = [(sd, opt) for sd in self.p.standing for opt in sd.options]
+        players, heads = {}, []
+        for sd in self.p.standing:
+            c, var = Ctx().with_local(self.p.slots[sd])
+            players[sd] = c
+            heads.append(f"    {var} = s.current_player")
+        for j, (sd, opt) in enumerate(flat):
+            oi = -1 - j
+            if opt.name in self.p.end_actions:
+                e = fn.tmp()
+                body.append(f"    {e} = len(out)")
+                body.extend(self._option(oi, opt, fn, pre, shared, players[sd]))
+                body.append(f"    if s._endk < 0 and len(out) > {e}:")
+                body.append(f"        s._endk = {e}")
+            else:
+                body.extend(self._option(oi, opt, fn, pre, shared, players[sd]))
+        line = self.p.standing[0].span.line
+        out = self._tables + [f"def legal_standing(s, out):  # rules:{line}: standing options"]
+        out += heads + pre.lines + body
+        out += ["", "", f"def text_standing(opt, args):  # rules:{line}"]
+        for j, (_sd, opt) in enumerate(flat):
+            parts = []
+            for i, prm in enumerate(opt.params):
+                t = T.strip(self.p.slot_types[self.p.slots[prm]])
+                if t.kind == "enum":
+                    parts.append(f"NAMES_{ident(t.name)}[args[{i}]]")
+                elif t.kind == "bool":
+                    parts.append(f"('true' if args[{i}] else 'false')")
+                else:
+                    parts.append(f"str(args[{i}])")
+            out.append(f"    if opt == {-1 - j}:")
+            if parts:
+                joined = " + ', ' + ".join(parts)
+                out.append(f"        return {ident(opt.name) + '('!r} + {joined} + ')'")
+            else:
+                out.append(f"        return {ident(opt.name) + '()'!r}")
+        out.append("    raise AssertionError(opt)")
+        out += ["", "", f"def apply_standing(s, opt, args):  # rules:{line}"]
+        out.append("    s.history.append(text_standing(opt, args))")
+        out.append("    s._seen.append(None)  # public, even at a secret decision")
+        for j, (sd, opt) in enumerate(flat):
+            out.append(f"    {'if' if j == 0 else 'elif'} opt == {-1 - j}:  "
+                       f"# rules:{opt.span.line}: {ident(opt.name)}")
+            c = Ctx()
+            c, pvar = c.with_local(self.p.slots[sd])
+            out.append(f"        {pvar} = s.current_player")
+            for i, prm in enumerate(opt.params):
+                c, var = c.with_local(self.p.slots[prm])
+                out.append(f"        {var} = args[{i}]")
+            for node in binding_nodes(opt.body):
+                c, _ = c.with_local(self.p.slots[node])
+            out.extend(self.stmts(list(opt.body.stmts), Ctx(c.py, Sink(_Fn(), 2)), 2))
+        out.append("    else:")
+        out.append("        raise AssertionError(opt)")
+        out.append("    s._acts = None")
+        out.append("    _run(s, s.pc)  # the same decision, asked again")
+        return out
 
     def chance_functions(self, pc: int, ins: ChanceAt) -> list[str]:
         """For the chance node c: outcomes_c lists [(value, weight)] in outcome order (or the
@@ -297,6 +397,6 @@ class DecisionPrinter:
             else:
                 apply_lines.append(f"    s._seen.append({who})")
         apply_lines.append("    s._acts = None")
-        apply_lines.append(f"    _run(s, {pc + 1})")
+        apply_lines.extend(self.resume_lines(str(pc + 1)))
         out += ["", "", f"def apply_{c_name}(s, acts, k):  # rules:{line}", *apply_lines]
         return out

@@ -19,6 +19,8 @@ from rulelang.lower import (
     Bind,
     ChanceAt,
     ChooseAt,
+    Copy,
+    DepthFault,
     Exec,
     FinishAt,
     IterInit,
@@ -118,6 +120,12 @@ class FlowPrinter:
             elif isinstance(ins, SetPhase):
                 if pc not in self.plan.redundant_phase_sets:
                     sk.emit(f"s.phase = {ins.name!r}")
+            elif isinstance(ins, Copy):
+                sk.emit(f"s.{slot_attr(ins.dst)} = s.{slot_attr(ins.src)}")
+            elif isinstance(ins, DepthFault):
+                sk.emit(f"fault_phase_depth({ident(ins.phase)!r}, {ins.depth}, "
+                        f"{self.L(ins.node.span)})")
+                return sk.lines
             elif isinstance(ins, IterInit):
                 ci, pre = one(ins.expr)
                 it = self.iter_code(ins.expr, ci, snapshot=True)

@@ -157,6 +157,8 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     block_table = [names.get(pc, "None") for pc in range(len(low.code))]
 
     pauses: list[str] = []
+    if program.standing:
+        pauses += ["", "", *em.standing_functions()]
     texts, acts, applies = {}, {}, {}
     scopes, loops = {}, {}
     for pc in low.pauses:
@@ -198,6 +200,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         slot = program.slots[node]
         if slot not in flow_slots:
             flow_slots.append(slot)
+    flow_slots += [s for s in low.shadows if s not in flow_slots]
     local_attrs = [slot_attr(s) for s in flow_slots]
     loop_attrs = [a for k in range(low.loop_count)
                   for a in (f"it_{em.names.loop[k]}", f"ix_{em.names.loop[k]}")]
@@ -242,6 +245,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         loops_text=_named_repr(loops, member_names),
         game_name=program.name, version=__version__, source_name=program.filename,
         source_digest=program.digest, variant=program.variant,
+        included=[name for name, _data in program.included],
         params_lines=[f"{ident(n)} = {_safe_repr(v)}" for n, v in sorted(params_shown.items())],
         helpers=_HELPERS_MARK, imports=_IMPORTS_MARK, min_players=program.min_players,
         max_players=program.max_players,

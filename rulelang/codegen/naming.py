@@ -50,6 +50,7 @@ class Names:
                     resumes.setdefault(target, self.option_head(pc, oi))
                 if ins.orelse >= 0:
                     resumes.setdefault(ins.orelse, f"{self.pause[pc]}_else")
+                resumes.setdefault(pc, f"{self.pause[pc]}_ask")  # after a standing action
             else:
                 assert isinstance(ins, ChanceAt)
                 resumes.setdefault(pc + 1, f"{self.pause[pc]}_then")

@@ -234,7 +234,11 @@ class StmtPrinter:
         c.sink.emit(f"return {self.conv(s.value, c, ret)}")
 
     def emit_Reveal(self, s, c, ret):
-        c.sink.emit(f"reveal(s._seen, s.history, {tuple(ident(a) for a in s.actions)!r})")
+        _kind, secret, draws = self.p.refs[s]
+        names = repr(tuple(ident(a) for a in secret))
+        if draws:
+            names += f", {tuple(ident(a) for a in draws)!r}"
+        c.sink.emit(f"reveal(s._seen, s.history, {names})")
 
     def emit_Fail(self, s, c, ret):
         c.sink.emit(f"raise RulesRuntimeError({s.message!r}, {self.L(s.span)})")

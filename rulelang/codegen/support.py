@@ -64,7 +64,11 @@ def slot_name(slot: str) -> str:
 
 
 def slot_attr(slot: str) -> str:
-    """The state attribute of a flow local (kept on the state across pauses)."""
+    """The state attribute of a flow local (kept on the state across pauses). The lowering's
+    shadow slots of re-entered phases (`slot@2`, `slot@in`) get `d2_...` and `a_...`."""
+    base, _, tag = slot.partition("@")
+    if tag:
+        return (f"d{int(tag)}_" if tag.isdigit() else "a_") + slot_name(base)
     return "l_" + slot_name(slot)
 
 

@@ -143,8 +143,11 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def enum_member(self, meta, c):
-        args = tuple(a for a in c[1:] if a is not None)
-        return ast.EnumMember(self._tok(c[0]), str(c[0]), args)
+        label = c[1] if isinstance(c[1], Token) else None
+        args = tuple(a for a in c[2:] if a is not None)
+        return ast.EnumMember(self._tok(c[0]), str(c[0]), args,
+                              None if label is None else _unescape(str(label)),
+                              None if label is None else self._tok(label))
 
     @v_args(meta=True)
     def grid_decl(self, meta, c):
@@ -235,8 +238,16 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def phase_decl(self, meta, c):
-        params = tuple(x for x in c[1:-1] if x is not None)
-        return ast.PhaseDecl(self._tok(c[0]), str(c[0]), params, c[-1])
+        params = tuple(x for x in c[1:-2] if x is not None)
+        return ast.PhaseDecl(self._tok(c[0]), str(c[0]), params, c[-1], c[-2])
+
+    @v_args(meta=True)
+    def standing_decl(self, meta, c):
+        return ast.StandingDecl(self._tok(c[0]), str(c[0]), tuple(c[1:]))
+
+    @v_args(meta=True)
+    def phase_depth(self, meta, c):
+        return (int(c[0]), self._tok(c[0]))
 
     @v_args(meta=True)
     def flow_decl(self, meta, c):

@@ -46,6 +46,8 @@ from rulelang.lower import (
     Bind,
     ChanceAt,
     ChooseAt,
+    Copy,
+    DepthFault,
     Exec,
     FinishAt,
     IterInit,
@@ -105,6 +107,8 @@ class Game:
         self.never_faults = NeverFaults(self.constants)
         self._option_slots: dict[ast.Option, tuple[str, ...]] = {}
         self.readers: dict[str, list] = {}
+        # standing options, flat: option index len(decision's options) + j is the j-th
+        self.standing = [(sd, opt) for sd in program.standing for opt in sd.options]
         self._watched: set = set()
 
     def watch(self, key) -> None:
@@ -147,6 +151,11 @@ class Game:
                 return tuple(self.parse_value(j[n], t.elem) for n in names)
             return tuple(self.parse_value(x, t.elem) for x in j)
         raise AssertionError(t)
+
+    def option(self, node: ast.Choose, oi: int) -> ast.Option:
+        """Option oi of a decision: its own, then the standing options (flat)."""
+        n = len(node.options)
+        return node.options[oi] if oi < n else self.standing[oi - n][1]
 
     def option_slots(self, opt: ast.Option) -> tuple[str, ...]:
         """The frame slots of an option's parameters."""
@@ -245,7 +254,7 @@ class _Choices:
         g = self.game
         if isinstance(node, ast.Chance):
             return node.name, [g.formatter(g.program.slot_types[g.program.slots[node]])]
-        opt = node.options[oi]
+        opt = g.option(node, oi)
         return opt.name, [g.formatter(t) for t in g.option_types(opt)]
 
     def _text(self, oi: int, values: tuple) -> str:
@@ -271,7 +280,7 @@ class _Choices:
         k = 0
         ends = self.game.end_actions
         for oi, combos in self.runs:
-            if self.ins.node.options[oi].name in ends:
+            if self.game.option(self.ins.node, oi).name in ends:
                 return k
             k += len(combos)
         return -1
@@ -396,7 +405,16 @@ class State:
         ins = self.game.lowered.code[self.pc]
         text = choices.text(k)
         oi, values = choices.at(k)
-        if isinstance(ins, ChooseAt):
+        if isinstance(ins, ChooseAt) and oi >= len(ins.node.options):
+            # a standing option: public history even at a secret decision; its body runs on
+            # locals of its own, then the same decision is asked again (the pc stays)
+            sd, opt = self.game.standing[oi - len(ins.node.options)]
+            env = {self.game.program.slots[sd]: self.current_player,
+                   **dict(zip(self.game.option_slots(opt), values))}
+            self.history.append(text)
+            self._seen.append(None)
+            _Evaluator(self.game, self).exec_block(opt.body, env)
+        elif isinstance(ins, ChooseAt):
             self.frame.update(zip(self.game.option_slots(ins.node.options[oi]), values))
             self.history.append(text)
             self._seen.append(-2 - self.current_player if ins.node.secret else None)
@@ -545,6 +563,11 @@ class State:
             elif isinstance(ins, SetPhase):
                 self.phase = ins.name
                 self.pc += 1
+            elif isinstance(ins, Copy):
+                frame[ins.dst] = frame.get(ins.src)
+                self.pc += 1
+            elif isinstance(ins, DepthFault):
+                runtime.fault_phase_depth(ins.phase, ins.depth, loc(ins.node.span))
             elif isinstance(ins, FinishAt):
                 self.current_player = TERMINAL
                 return
@@ -634,28 +657,38 @@ class _Evaluator(ExprEvaluator):
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
         runs = []
         for oi, opt in enumerate(ins.node.options):
-            env = dict(frame)
-            slots = self.g.option_slots(opt)
-            if not slots:
-                combos = [()] if opt.when is None or self.when(opt.when, env) else []
-            elif len(slots) == 1:
-                # the common case, without the general walk of _bindings
-                values = self._domain(opt.params[0], slots[0], env)
-                if opt.when is None:
-                    combos = list(zip(values))
-                else:
-                    combos = []
-                    for v in values:
-                        env[slots[0]] = v
-                        if self.when(opt.when, env):
-                            combos.append((v,))
-            else:
-                combos = [tuple(env[s] for s in slots)
-                          for _ in self._bindings(opt.params, 0, env)
-                          if opt.when is None or self.when(opt.when, env)]
+            combos = self._combos(opt, dict(frame))
             if combos:
                 runs.append((oi, combos))
+        if runs and self.g.standing:
+            # the deciding player's standing options, after the decision's own legal actions
+            n = len(ins.node.options)
+            for j, (sd, opt) in enumerate(self.g.standing):
+                combos = self._combos(opt, {self.p.slots[sd]: self.s.current_player})
+                if combos:
+                    runs.append((n + j, combos))
         return _Choices(self.g, ins, runs, None)
+
+    def _combos(self, opt: ast.Option, env: dict) -> list[tuple]:
+        """The parameter values of an option's legal actions, in order (env: the locals its
+        domains and `when` may read; the parameters are bound in it as they go)."""
+        slots = self.g.option_slots(opt)
+        if not slots:
+            return [()] if opt.when is None or self.when(opt.when, env) else []
+        if len(slots) == 1:
+            # the common case, without the general walk of _bindings
+            values = self._domain(opt.params[0], slots[0], env)
+            if opt.when is None:
+                return list(zip(values))
+            combos = []
+            for v in values:
+                env[slots[0]] = v
+                if self.when(opt.when, env):
+                    combos.append((v,))
+            return combos
+        return [tuple(env[s] for s in slots)
+                for _ in self._bindings(opt.params, 0, env)
+                if opt.when is None or self.when(opt.when, env)]
 
     def _domain(self, prm: ast.OParam, slot: str, env: dict) -> list:
         """The values an option parameter runs over, in order."""
@@ -813,10 +846,8 @@ class _Evaluator(ExprEvaluator):
         raise _Return(self.eval(s.value, env), s)
 
     def exec_Reveal(self, s, env):
-        seen, history = self.s._seen, self.s.history
-        for i, w in enumerate(seen):
-            if w is not None and w <= -2 and runtime.action_name(history[i]) in s.actions:
-                seen[i] = None
+        _kind, secret, draws = self.p.refs[s]
+        runtime.reveal(self.s._seen, self.s.history, secret, draws)
 
     def exec_Fail(self, s, env):
         raise RulesRuntimeError(s.message, loc(s.span))

@@ -152,13 +152,15 @@ def _in_file_order(program, cls):
 def action_space(program) -> Space:
     """The decision actions of a checked program, numbered."""
     nodes = []
-    for ch in _in_file_order(program, ast.Choose):
-        for opt in ch.options:
-            params = []
-            for prm in opt.params:
-                t = program.slot_types[program.slots[prm]]
-                params.append((prm.name, t, prm.domain))
-            nodes.append((opt.name, params))
+    # every decision's options, then the standing options (offered at any decision)
+    options = [opt for ch in _in_file_order(program, ast.Choose) for opt in ch.options]
+    options += [opt for sd in program.standing for opt in sd.options]
+    for opt in options:
+        params = []
+        for prm in opt.params:
+            t = program.slot_types[program.slots[prm]]
+            params.append((prm.name, t, prm.domain))
+        nodes.append((opt.name, params))
     return _build(program, nodes)
 
 

@@ -162,6 +162,18 @@ def describe_blocks(program: Any) -> list[Block]:
                     f"`{n.name}({n.var}: {_type_text(n.type)} in {src.text(n.domain.span)})`",
                     f"`{src.text(n.weight.span)}`" if n.weight is not None else "uniform",
                     seen, where, f"line {n.span.line}"])
+    for sd in getattr(program, "standing", ()):
+        for opt in sd.options:
+            params = ", ".join(
+                f"{p.name}: {_type_text(p.type)}"
+                + (f" in {src.text(p.domain.span)}" if p.domain is not None else "")
+                for p in opt.params)
+            decisions.append([
+                f"`{opt.name}({params})`", f"`{sd.var}`",
+                f"standing: at every decision of `{sd.var}`",
+                f"`{src.text(opt.when.span)}`" if opt.when is not None else "",
+                "ends the game" if opt.annotation == "end" else "",
+                f"line {opt.span.line}"])
     out.append(("h", 2, "Decisions"))
     out.append(("table", ["action", "chosen by", "where", "only when", "note", "source"],
                 decisions) if decisions else ("p", "None."))

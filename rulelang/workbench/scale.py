@@ -23,10 +23,14 @@ _MAX_CACHED = 8
 
 def load_text_rules(text: str, filename: str, variant: str | None = None,
                     params: dict | None = None, backend: str = "interpreter") -> Any:
-    """rulelang.load_text with rulelang.load's signature order (a picklable loader)."""
+    """rulelang.load_text with rulelang.load's signature order (a picklable loader); includes
+    resolve against the file's folder, as rulelang.load resolves them."""
+    from pathlib import Path
+
     from rulelang import load_text
 
-    return load_text(text, filename, variant=variant, params=params, backend=backend)
+    return load_text(text, filename, variant=variant, params=params, backend=backend,
+                     include_dir=Path(filename).parent)
 
 
 def _run_key(spec: RunSpec, text: str | None) -> str:

@@ -14,21 +14,27 @@ from tests.conftest import RULES
 from tests.differential.lockstep import lockstep
 
 
-def _cases():
+def _cases(mid: bool = False):
+    """Every file and variant at its least and most players (and, with mid, the count halfway:
+    4 for 2-6 player games)."""
     out = []
     for path in sorted(glob.glob(os.path.join(RULES, "*.rules"))):
         game = rulelang.load(path)
         for variant in [None, *game.variants]:
             # Every player count of a narrow range (Automobile, Pola Naftowe: 3, 4 and 5),
-            # else the two ends.
+            # else the two ends (and, with mid, the count halfway: 4 for 2-6 player games).
             span = range(game.min_players, game.max_players + 1)
-            for n in span if len(span) <= 3 else [game.min_players, game.max_players]:
+            counts = set(span) if len(span) <= 3 else {game.min_players, game.max_players}
+            if mid:
+                counts.add((game.min_players + game.max_players) // 2)
+            for n in sorted(counts):
                 out.append(pytest.param(path, variant, n,
                                         id=f"{os.path.basename(path)}-{variant or 'base'}-{n}p"))
     return out
 
 
 CASES = _cases()
+CASES_LONG = _cases(mid=True)
 
 
 @pytest.mark.parametrize(("path", "variant", "players"), CASES)
@@ -39,7 +45,7 @@ def test_lockstep(path, variant, players, seed, choices):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("path", "variant", "players"), CASES)
+@pytest.mark.parametrize(("path", "variant", "players"), CASES_LONG)
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**32 - 1), choices=st.lists(st.integers(0, 10**6), max_size=200))
 def test_lockstep_long(path, variant, players, seed, choices):

@@ -100,8 +100,11 @@ class Gen:
         self.tables: list[tuple[str, list[str], str]] = []  # name, key types, result
         self.defs: list[tuple[str, list[str], str]] = []
         self.phases: list[tuple[str, list[str]]] = []
+        self.deep_phases: set[int] = set()  # phases declared with `depth N`: may run themselves
+        self.phase_text: dict[str, str] = {}  # phase name -> its body's lines
         self.graphs: list[tuple[str, str]] = []
         self.secret_actions: list[str] = []
+        self.hidden_draws: list[str] = []  # chance names with `seen by` (a reveal may name them)
         self.variants: list[str] = []
         self.features: set[str] = set()
         self.budget = 0
@@ -745,13 +748,14 @@ class Gen:
             kinds += [("choose", 3), ("chance", 2)]
             if self.runnable(ctx):
                 kinds.append(("run", 2))
-            if self.secret_actions:
+            if self.secret_actions or self.hidden_draws:
                 kinds.append(("reveal", 1))
         if ctx.loops and not ctx.pure:
             kinds.append(("break", 1))
         if not ctx.pure:
             kinds.append(("fault", 1 if self.faults else 0))
-            kinds.append(("finish", 0.3))
+            if ctx.pauses:  # (a standing option's body may not finish)
+                kinds.append(("finish", 0.3))
         total = sum(w for _k, w in kinds)
         x = self.r.random() * total
         chosen = kinds[-1][0]
@@ -764,6 +768,8 @@ class Gen:
 
     def runnable(self, ctx) -> list[int]:
         limit = len(self.phases) if ctx.phase is None else ctx.phase
+        if ctx.phase is not None and ctx.phase in self.deep_phases:
+            limit += 1  # re-entry, bounded by the depth (a run past it is a fault)
         return list(range(limit))
 
     def pad(self, ind: int) -> str:
@@ -886,7 +892,10 @@ class Gen:
         self.features.add("finish")
 
     def stmt_reveal(self, out, env, ctx, ind) -> None:
-        names = self.r.sample(self.secret_actions, self.r.randint(1, len(self.secret_actions)))
+        pool = self.secret_actions + self.hidden_draws
+        names = self.r.sample(pool, self.r.randint(1, len(pool)))
+        if any(n in self.hidden_draws for n in names):
+            self.features.add("reveal of a draw")
         out.append(f"{self.pad(ind)}reveal {', '.join(names)}")
         self.features.add("reveal")
 
@@ -896,6 +905,8 @@ class Gen:
         values = ", ".join(self.expr(a, env, ctx, 1) for a in args)
         out.append(f"{self.pad(ind)}run {name}({values})")
         self.features.add("phase")
+        if k == ctx.phase:
+            self.features.add("phase re-entry")
 
     def oparam(self, env, ctx) -> tuple[str, str, str]:
         t = self.pick([INT, INT, BOOL, BOOL, PLAYER, *self.enum_types()])
@@ -988,6 +999,7 @@ class Gen:
         if self.chance(0.35):
             seen = f" seen by {self.pick(['none', self.expr(PLAYER, env, ctx, 2)])}"
             self.features.add("chance seen by")
+            self.hidden_draws.append(name)
         out.append(f"{self.pad(ind)}chance {name}({x}: {t} in {dom}){weight}{seen}")
         self.features.add("chance")
         if self.chance(0.5):
@@ -1005,11 +1017,47 @@ class Gen:
         self.phases = names
         for k, (name, args) in enumerate(names):
             params = [Var(f"{name}_a{i}", t, "local") for i, t in enumerate(args)]
-            out.append(f"phase {name}({', '.join(f'{p.name}: {p.type}' for p in params)}) {{")
+            depth = ""
+            if self.chance(0.3):
+                self.deep_phases.add(k)
+                depth = f" depth {self.r.randint(1, 3)}"
+                self.features.add("phase depth")
+            out.append(f"phase {name}({', '.join(f'{p.name}: {p.type}' for p in params)})"
+                       f"{depth} {{")
             self.budget = 10
+            start = len(out)
             self.block(out, self.globals_env() + params, Ctx(phase=k, depth=1), 1,
                        n=self.r.randint(1, 4))
             out.append("}")
+            self.phase_text[name] = "\n".join(out[start:])
+
+    def standing_decl(self, out: list[str]) -> None:
+        """`standing` options: offered at every decision of their player, each bounded by a
+        per-player count of its own uses (no other code touches it), as docs/language.md 7.2
+        asks; the bodies may not pause, run or finish."""
+        counter = self.name("uses")
+        sp = self.name("sp")
+        out.append(f"state {{ {counter}: int[player] hidden = 0 }}")
+        out.append(f"standing {sp} {{")
+        for _ in range(self.r.randint(1, 2)):
+            name = self.name("so")
+            env = self.globals_env() + [Var(sp, PLAYER, "local")]
+            params = []
+            for _ in range(self.r.randint(0, 1)):
+                t, dom, _ = self.oparam(env, Ctx(pauses=False))
+                pn = self.name("x")
+                params.append(f"{pn}: {t}{dom}")
+                env.append(Var(pn, t, "oparam"))
+            when = f"{counter}[{sp}] < {self.r.randint(1, 3)}"
+            if self.chance(0.5):
+                when += f" and {self.cond(env, Ctx(pauses=False), 1)}"
+            out.append(f"  {name}({', '.join(params)}) when {when} {{")
+            out.append(f"    {counter}[{sp}] += 1")
+            self.budget = 4
+            self.block(out, env, Ctx(pauses=False, depth=1), 2, n=self.r.randint(0, 2))
+            out.append("  }")
+        out.append("}")
+        self.features.add("standing option")
 
     def program(self) -> Case:
         out = [f"# random program, seed {self.seed}", f"game R{self.seed}"]
@@ -1029,8 +1077,9 @@ class Gen:
         self.budget = self.r.randint(8, 25)
         env = self.globals_env()
         self.block(flow, env, Ctx(), 1, n=self.r.randint(3, 7))
-        used = "\n".join(phases + flow)
         for name, args in self.phases:  # every phase must be run somewhere (E017)
+            # (by the flow or another phase: a phase that only runs itself is never started)
+            used = "\n".join([*flow, *(t for n, t in self.phase_text.items() if n != name)])
             if f"run {name}(" not in used:
                 flow.append(f"  run {name}({', '.join(self.expr(a, env, Ctx(), 2) for a in args)})")
         flow.append("}")
@@ -1042,7 +1091,10 @@ class Gen:
             t = self.name("q")
             env2 = self.globals_env() + [Var(t, PLAYER, "local")]
             tail.append(f"tiebreak {t} => {self.expr(INT, env2, Ctx(pure=True, pauses=False))}")
-        text = "\n".join(out + decl + phases + flow + tail) + "\n"
+        standing: list[str] = []
+        if self.chance(0.3):  # drawn last: the rest of the program is as without it
+            self.standing_decl(standing)
+        text = "\n".join(out + decl + phases + standing + flow + tail) + "\n"
         return Case(self.seed, text, self.configs(), set(self.features))
 
     def configs(self) -> list[dict]:

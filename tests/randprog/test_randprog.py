@@ -33,7 +33,7 @@ REQUIRED = {
     "comprehension", "sort", "len of enum name", "let", "private", "hidden", "finish",
     "fault: fail", "fault: division", "fault: table without a row", "fault: index",
     "fault: remove", "fault: empty min/max", "fault: none", "fault: no outcome",
-    "choose else",
+    "choose else", "phase depth", "phase re-entry", "standing option", "reveal of a draw",
     "array constructor", "array literal", "graph value", "reversed", "index_of",
     "fault: index_of",
 }
