@@ -67,6 +67,10 @@ VERIFY_MEMO = False
 _MISSING = object()
 
 
+def _format_bool(v) -> str:
+    return "true" if v else "false"
+
+
 class _Break(Exception):
     pass
 
@@ -163,6 +167,15 @@ class Game:
     def option_types(self, opt: ast.Option) -> tuple[T.Type, ...]:
         return tuple(self.program.slot_types[s] for s in self.option_slots(opt))
 
+    def formatter(self, t: T.Type):
+        """format_arg for values of type t, as one function."""
+        t = T.strip(t)
+        if t.kind == "enum":
+            return self.program.enums[t.name].members.__getitem__
+        if t.kind == "bool":
+            return _format_bool
+        return str
+
     def format_arg(self, v, t: T.Type) -> str:
         t = T.strip(t)
         if t.kind == "enum":
@@ -235,19 +248,31 @@ class _Choices:
         oi, values = self.at(k)
         return self._text(oi, values)
 
-    def _text(self, oi: int, values: tuple) -> str:
+    def _form(self, oi: int) -> tuple[str, list]:
+        """The action name of run oi and one argument formatter per parameter."""
         node = self.ins.node
         g = self.game
         if isinstance(node, ast.Chance):
-            t = g.program.slot_types[g.program.slots[node]]
-            return f"{node.name}({g.format_arg(values[0], t)})"
+            return node.name, [g.formatter(g.program.slot_types[g.program.slots[node]])]
         opt = g.option(node, oi)
-        args = ", ".join(g.format_arg(v, t) for v, t in zip(values, g.option_types(opt)))
-        return f"{opt.name}({args})"
+        return opt.name, [g.formatter(t) for t in g.option_types(opt)]
+
+    def _text(self, oi: int, values: tuple) -> str:
+        name, fmts = self._form(oi)
+        return f"{name}({', '.join(f(v) for f, v in zip(fmts, values))})"
 
     def texts(self) -> list[str]:
         if self._texts is None:
-            self._texts = [self._text(oi, v) for oi, combos in self.runs for v in combos]
+            out: list[str] = []
+            for oi, combos in self.runs:
+                name, fmts = self._form(oi)
+                if len(fmts) == 1:
+                    f = fmts[0]
+                    out += [f"{name}({f(v)})" for (v,) in combos]
+                else:
+                    out += [f"{name}({', '.join(f(v) for f, v in zip(fmts, values))})"
+                            for values in combos]
+            self._texts = out
         return self._texts
 
     def first_end(self) -> int:
