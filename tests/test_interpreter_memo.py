@@ -10,7 +10,9 @@ import random
 import pytest
 
 import rulelang
+from rulelang import ast
 from rulelang.interpreter import engine
+from rulelang.interpreter.reads import nodes
 from tests.conftest import RULES
 
 MEMO = """
@@ -219,3 +221,34 @@ def test_the_memo_tests_fail_without_invalidation(monkeypatch):
         test_a_def_read_after_a_write_in_the_same_option_body_sees_the_write()
     with pytest.raises(AssertionError):
         test_a_when_test_is_redone_after_a_write_to_what_it_reads()
+
+
+EARLY = """
+game Early
+players 2..2
+state {
+  xs: list<int> = [1, 2, 3]
+  n: int = 0
+}
+flow {
+  choose players[0] {
+    late_fault() { n = (if any(xs[i] > 0 for i in 0..3) then 1 else 0) }
+    fine() { n = (if all(x > 1 for x in xs) then 1 else 2) }
+  }
+}
+score p => n
+"""
+
+
+def test_any_stops_early_only_when_no_element_can_fault(backend):
+    """xs[0] > 0 decides the first `any`, but xs[3] faults later: the fault is reported."""
+    game = rulelang.load_text(EARLY, "early.rules", backend=backend)
+    s = game.new_game(2)
+    with pytest.raises(rulelang.RulesRuntimeError, match=r"index 3 out of range \(size 3\)"):
+        s.apply("late_fault()")
+    s.apply("fine()")
+    assert s.scores() == [2, 2]
+    if backend == "interpreter":
+        nf = game.never_faults
+        found = {a.func: nf(a.elem) for a in nodes(game.program.flow) if isinstance(a, ast.Agg)}
+        assert found == {"any": False, "all": True}
