@@ -79,21 +79,8 @@ class DecisionPrinter:
             out.append("    if opt < 0:")
             out.append("        return text_standing(opt, args)")
         for oi, opt in enumerate(node.options):
-            parts = []
-            for i, prm in enumerate(opt.params):
-                t = T.strip(self.p.slot_types[self.p.slots[prm]])
-                if t.kind == "enum":
-                    parts.append(f"NAMES_{ident(t.name)}[args[{i}]]")
-                elif t.kind == "bool":
-                    parts.append(f"('true' if args[{i}] else 'false')")
-                else:
-                    parts.append(f"str(args[{i}])")
-            body_s = " + ', ' + ".join(parts) if parts else None
             out.append(f"    if opt == {oi}:")
-            if body_s is None:
-                out.append(f"        return {ident(opt.name) + '()'!r}")
-            else:
-                out.append(f"        return {ident(opt.name) + '('!r} + {body_s} + ')'")
+            out.append(f"        return {self._text_expr(opt)}")
         out.append("    raise AssertionError(opt)")
         # apply: the k-th legal action (k already checked): its string, its bindings, resume
         texts = []
@@ -172,6 +159,23 @@ class DecisionPrinter:
             return lambda cc: self.members(as_set, f"mask_of_list({self.nn(prm.domain, cc)})")
         t = self.p.slot_types[self.p.slots[prm]]
         return lambda cc: self.domain(t)
+
+    def _text_expr(self, opt) -> str:
+        """The expression that builds an option's action string from its argument tuple `args`
+        (the canonical form of docs/language.md section 14)."""
+        parts = []
+        for i, prm in enumerate(opt.params):
+            t = T.strip(self.p.slot_types[self.p.slots[prm]])
+            if t.kind == "enum":
+                parts.append(f"NAMES_{ident(t.name)}[args[{i}]]")
+            elif t.kind == "bool":
+                parts.append(f"('true' if args[{i}] else 'false')")
+            else:
+                parts.append(f"str(args[{i}])")
+        if not parts:
+            return repr(ident(opt.name) + "()")
+        joined = " + ', ' + ".join(parts)
+        return f"{ident(opt.name) + '('!r} + {joined} + ')'"
 
     def _option(self, oi: int, opt: ast.Option, fn: _Fn, pre: Sink,
                 shared: dict[int, str], c: Ctx | None = None) -> list[str]:
@@ -293,21 +297,8 @@ class DecisionPrinter:
         out += heads + pre.lines + body
         out += ["", "", f"def text_standing(opt, args):  # rules:{line}"]
         for j, (_sd, opt) in enumerate(flat):
-            parts = []
-            for i, prm in enumerate(opt.params):
-                t = T.strip(self.p.slot_types[self.p.slots[prm]])
-                if t.kind == "enum":
-                    parts.append(f"NAMES_{ident(t.name)}[args[{i}]]")
-                elif t.kind == "bool":
-                    parts.append(f"('true' if args[{i}] else 'false')")
-                else:
-                    parts.append(f"str(args[{i}])")
             out.append(f"    if opt == {-1 - j}:")
-            if parts:
-                joined = " + ', ' + ".join(parts)
-                out.append(f"        return {ident(opt.name) + '('!r} + {joined} + ')'")
-            else:
-                out.append(f"        return {ident(opt.name) + '()'!r}")
+            out.append(f"        return {self._text_expr(opt)}")
         out.append("    raise AssertionError(opt)")
         out += ["", "", f"def apply_standing(s, opt, args):  # rules:{line}"]
         out.append("    s.history.append(text_standing(opt, args))")
