@@ -52,6 +52,16 @@ def check_view(checker) -> None:
     ctx = _Ctx(pure=True, where="view")
     exprs: list[ast.Expr] = []
     labelled: dict[str, Span] = {}
+
+    def shown(value, when, where) -> None:
+        """A displayed value (none, or fixed text, needs no check) and its optional condition."""
+        if value is not None and not isinstance(value, ast.ViewText):
+            _displayable(checker, checker.infer(value, where, ctx), value)
+            exprs.append(value)
+        if when is not None:
+            checker.expect(when, where, ctx, T.BOOL)
+            exprs.append(when)
+
     for item in view.items:
         if isinstance(item, ast.ViewBoard):
             info = p.enums.get(item.enum)
@@ -68,31 +78,16 @@ def check_view(checker) -> None:
                 checker.error("E051", f"'{item.enum}' is not a grid: say where each member "
                               f"goes with 'at COL, ROW'", item.span)
             for cell in item.cells:
-                if cell.value is not None:
-                    _displayable(checker, checker.infer(cell.value, inner, ctx), cell.value)
-                    exprs.append(cell.value)
-                if cell.when is not None:
-                    checker.expect(cell.when, inner, ctx, T.BOOL)
-                    exprs.append(cell.when)
+                shown(cell.value, cell.when, inner)
         elif isinstance(item, ast.ViewTable):
             et = checker.elem_type(item.iter, scope, ctx)
             exprs.append(item.iter)
             inner = _Scope(scope)
             checker.declare_local(inner, item, item.var, et, item.span)
             for col in item.cols:
-                if not isinstance(col.value, ast.ViewText):
-                    _displayable(checker, checker.infer(col.value, inner, ctx), col.value)
-                    exprs.append(col.value)
-                if col.when is not None:
-                    checker.expect(col.when, inner, ctx, T.BOOL)
-                    exprs.append(col.when)
+                shown(col.value, col.when, inner)
         elif isinstance(item, ast.ViewShow):
-            if not isinstance(item.value, ast.ViewText):
-                _displayable(checker, checker.infer(item.value, scope, ctx), item.value)
-                exprs.append(item.value)
-            if item.when is not None:
-                checker.expect(item.when, scope, ctx, T.BOOL)
-                exprs.append(item.when)
+            shown(item.value, item.when, scope)
         elif isinstance(item, ast.ViewLabel):
             params = action_params(p).get(item.action)
             if params is None:
