@@ -1002,6 +1002,19 @@ class Checker:
             return self.p.types[e]
         return self.infer(e, scope, ctx)
 
+    def _join_elements(self, items, scope: _Scope, ctx: _Ctx, wanted: T.Type | None) -> T.Type:
+        """The common type of a literal's elements (the wanted one when the context gives it);
+        an element that fits no common type is E012 at that element."""
+        et = wanted or T.ANY
+        for item in items:
+            it = self.infer(item, scope, ctx, wanted)
+            j = T.join(et, it)
+            if j is None:
+                self.error("E012", f"mixed element types {et} and {it}", item.span)
+            else:
+                et = j
+        return et
+
     def infer(self, e: ast.Expr, scope: _Scope, ctx: _Ctx, want: T.Type | None = None) -> T.Type:
         t = self._infer(e, scope, ctx, want)
         self.p.types[e] = t
@@ -1060,14 +1073,7 @@ class Checker:
         if isinstance(e, ast.ListLit | ast.SetLit):
             kind = "list" if isinstance(e, ast.ListLit) else "set"
             wanted = want.elem if want is not None and want.kind == kind else None
-            et = wanted or T.ANY
-            for item in e.items:
-                it = self.infer(item, scope, ctx, wanted)
-                j = T.join(et, it)
-                if j is None:
-                    self.error("E012", f"mixed element types {et} and {it}", item.span)
-                else:
-                    et = j
+            et = self._join_elements(e.items, scope, ctx, wanted)
             if kind == "set" and not (T.is_discrete(T.strip(et)) or et.kind == "any"):
                 self.error("E012", f"set elements must be player, bool or enum values, not {et}",
                            e.span)
@@ -1140,14 +1146,7 @@ class Checker:
             at[ref[2]] = v
             key_at[ref[2]] = k
         wanted = want.elem if want is not None and want.kind == "array" else None
-        et = wanted or T.ANY
-        for v in e.values:
-            vt = self.infer(v, scope, ctx, wanted)
-            j = T.join(et, vt)
-            if j is None:
-                self.error("E012", f"mixed element types {et} and {vt}", v.span)
-            else:
-                et = j
+        et = self._join_elements(e.values, scope, ctx, wanted)
         if index is None:
             return T.ANY
         members = self.p.enums[index.name].members
