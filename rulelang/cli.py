@@ -49,6 +49,20 @@ def _get_loader(ctx: click.Context) -> Callable[..., Any]:
     return load
 
 
+def _open_session(make: Callable[[], Any]) -> Any:
+    """make() (a play Session), or exit: a rules error with its code, a bad request (ValueError)
+    as usage, an unreadable file (OSError) as a failure."""
+    rules_errors, _ = _engine_errors()
+    try:
+        return make()
+    except rules_errors as exc:
+        _rules_fail(exc)
+    except ValueError as exc:
+        _fail(_error_text(exc), X.USAGE)
+    except OSError as exc:
+        _fail(_error_text(exc), X.FAILURE)
+
+
 def _rules_fail(err: BaseException) -> NoReturn:
     """Print a rules-level error and exit with its code (exitcodes: usage, rules or fault)."""
     click.echo(_error_text(err), err=True)
@@ -423,20 +437,14 @@ def play(
     rules_errors, _ = _engine_errors()
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
-    try:
-        if resume_from is not None:
-            rec = _read_record(resume_from)
-            session = Session.resume(file, rec, kinds, seed=seed, backend=backend,
-                                     loader=test_loader, limits=limits)
-        else:
-            session = Session(file, kinds, seed=seed, variant=variant, params=defines,
-                              backend=backend, loader=test_loader, limits=limits)
-    except rules_errors as exc:
-        _rules_fail(exc)
-    except ValueError as exc:
-        _fail(_error_text(exc), X.USAGE)
-    except OSError as exc:
-        _fail(_error_text(exc), X.FAILURE)
+    if resume_from is not None:
+        rec = _read_record(resume_from)
+        session = _open_session(lambda: Session.resume(
+            file, rec, kinds, seed=seed, backend=backend, loader=test_loader, limits=limits))
+    else:
+        session = _open_session(lambda: Session(
+            file, kinds, seed=seed, variant=variant, params=defines, backend=backend,
+            loader=test_loader, limits=limits))
 
     def write_record() -> None:
         if record_out is None:
@@ -517,16 +525,8 @@ def serve(file: str, kinds: list[str], seed: int | None, variant: str | None,
         from rulelang.web import serve as run_server
     except ImportError:
         _fail("serve needs the web extra: pip install 'rulelang[web]'", X.USAGE)
-    rules_errors, _ = _engine_errors()
-    try:
-        session = Session(file, kinds, seed=seed, variant=variant, params=defines,
-                          backend=backend, limits=limits)
-    except rules_errors as exc:
-        _rules_fail(exc)
-    except ValueError as exc:
-        _fail(_error_text(exc), X.USAGE)
-    except OSError as exc:
-        _fail(_error_text(exc), X.FAILURE)
+    session = _open_session(lambda: Session(file, kinds, seed=seed, variant=variant,
+                                            params=defines, backend=backend, limits=limits))
     run_server(session, host=host, port=port)
 
 
