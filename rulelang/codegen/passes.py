@@ -79,6 +79,9 @@ class Plan:
     # reset_loops: they also reset the counter of counted flow `while` bodies
     resume_in_apply: bool = False
     reset_loops: bool = False
+    # a test (JumpIfNot pc) whose `any` lists an option of the decision right after it
+    # (plan_shared_any): test pc -> (decision pc, option index, id(any aggregate))
+    shared_any: dict[int, tuple[int, int, int]] = field(default_factory=dict)
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -378,8 +381,37 @@ def plan_resume_in_apply(an, plan: Plan) -> None:
                            for ins in an.low.code)
 
 
+def plan_shared_any(an, plan: Plan) -> None:
+    """A flow test (`while` or `if`) followed, with nothing but phase changes and jumps in
+    between, by a decision, where the test contains `any(P(x) for x in D)` (directly or in an
+    inlined def whose arguments are locals) and an option of the decision is `o(x: T [in D])
+    when P(x)` with the same D and P (the def's parameters standing for those locals): the test
+    keeps the members passing P in a list (its `any` is whether the list is non-empty), and the
+    decision's legal function, called right after it, lists that option from the list instead
+    of testing P again. The brief's `while bought < 3 and can_buy(p) { choose p { buy(c) when
+    <can_buy's test of c> ... } }`. Safe: the interpreter's `any` evaluates P on every member in
+    order (unless nothing can fault, when the order cannot be seen), and so does the list; the
+    state and the locals P reads do not change in between, so the option's members are the
+    same and any fault P could raise was raised by the test first, as in the interpreter. When
+    the `any` is not evaluated (short-circuited), the list stays None and the legal function
+    tests P itself."""
+    code = an.low.code
+    for pc, ins in enumerate(code):
+        if not isinstance(ins, JumpIfNot):
+            continue
+        nxt, seen = pc + 1, set()
+        while nxt < len(code) and nxt not in seen and isinstance(code[nxt], Jump | SetPhase):
+            seen.add(nxt)
+            nxt = code[nxt].target if isinstance(code[nxt], Jump) else nxt + 1
+        if nxt >= len(code) or not isinstance(code[nxt], ChooseAt):
+            continue
+        found = an.shared_any(ins.cond, code[nxt].node.options)
+        if found is not None:
+            plan.shared_any[pc] = (nxt, found[0], id(found[1]))
+
+
 PASSES = (plan_inlining, plan_dense_tables, plan_phase_sets, plan_options, plan_reused_any,
-          plan_mask_patterns, plan_flow, plan_resume_in_apply)
+          plan_mask_patterns, plan_flow, plan_resume_in_apply, plan_shared_any)
 
 
 def run_passes(an, plan: Plan) -> Plan:
