@@ -267,7 +267,8 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     # and only those, are copied from rulelang.runtime.
     text, read, defined = link(text)
     imports, helpers = helpers_for(read, defined)
-    imports = sorted(imports) + ["from fractions import Fraction"]
+    imports = sorted(imports) + ["from fractions import Fraction",
+                                 "from random import Random as _Random"]
     text = text.replace(_IMPORTS_MARK, "\n".join(imports), 1)
     text = text.replace(_HELPERS_MARK, helpers.rstrip("\n"), 1)
     text = wrap_module(text)
