@@ -15,6 +15,21 @@ from rulelang.errors import RulesRuntimeError, Span
 from rulelang.semantics import BUILTINS
 
 
+def _all_nodes(x):
+    """Every AST node under x, x included, through tuples of tuples (an `if`'s branches, which
+    tree._walk does not enter)."""
+    if isinstance(x, tuple | list):
+        for y in x:
+            yield from _all_nodes(y)
+        return
+    if not hasattr(x, "__dataclass_fields__") or isinstance(x, Span):
+        return
+    yield x
+    for f in x.__dataclass_fields__:
+        if f != "span":
+            yield from _all_nodes(getattr(x, f))
+
+
 class Analysis:
     def safe(self, e) -> bool:
         """Whether evaluating e can never raise (and always ends): such code may be moved,
@@ -391,6 +406,44 @@ class Analysis:
                         continue
                     return oi, ag
         return None
+
+    def def_reads(self, d: ast.DefDecl, seen: set | None = None) -> frozenset | None:
+        """The state variables a def reads, directly or through the defs it calls (None if it
+        calls a def with a block body that is not structured: then it is not cached)."""
+        seen = set() if seen is None else seen
+        if d.name in seen:
+            return frozenset()
+        seen.add(d.name)
+        out: set[str] = set()
+        for node in _all_nodes(d):
+            ref = self.p.refs.get(node) if hasattr(node, "span") else None
+            if ref is None:
+                continue
+            if ref[0] == "state":
+                out.add(ref[1])
+            elif ref[0] == "def" and isinstance(node, ast.Call):
+                inner = self.def_reads(self.p.defs[ref[1]], seen)
+                if inner is None:
+                    return None
+                out |= inner
+        return frozenset(out)
+
+    def def_nodes(self, d: ast.DefDecl) -> int:
+        """AST nodes of a def with the defs it calls, or 0 when it has no aggregate, comprehension
+        or loop (then computing it costs about as much as reading a kept value)."""
+        nodes, loops, todo, seen = 0, False, [d], set()
+        while todo:
+            x = todo.pop()
+            if x.name in seen:
+                continue
+            seen.add(x.name)
+            for node in _all_nodes(x):
+                nodes += 1
+                if isinstance(node, ast.Agg | ast.Comp | ast.Sort | ast.For | ast.While):
+                    loops = True
+                if isinstance(node, ast.Call) and self.p.refs.get(node, ("",))[0] == "def":
+                    todo.append(self.p.defs[node.name])
+        return nodes if loops else 0
 
     def _same(self, a, b, ren: dict) -> bool:
         """Whether two expressions are the same code (spans aside), reading the same names

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from rulelang import ast
 from rulelang import types as T
+from rulelang.codegen.analysis import _all_nodes
 from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured, _walk
 from rulelang.consts import key_match
 from rulelang.lower import (
@@ -36,6 +37,9 @@ SMALL_BLOCK = 3
 # entered from before, at most HEAD_INLINE_DEPTH levels deep.
 HEAD_INLINE_SIZE = 64
 HEAD_INLINE_DEPTH = 2
+# A parameterless def of at least this many AST nodes (callees included), with an aggregate or a
+# loop, keeps its value on the state between writes of what it reads.
+CACHE_NODES = 8
 
 
 @dataclass
@@ -82,6 +86,9 @@ class Plan:
     # a test (JumpIfNot pc) whose `any` lists an option of the decision right after it
     # (plan_shared_any): test pc -> (decision pc, option index, id(any aggregate))
     shared_any: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    # parameterless defs whose value is kept on the state until a state variable they read is
+    # written (plan_cached_defs): def name -> those variables
+    cached_defs: dict[str, frozenset] = field(default_factory=dict)
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -410,8 +417,34 @@ def plan_shared_any(an, plan: Plan) -> None:
             plan.shared_any[pc] = (nxt, found[0], id(found[1]))
 
 
+def plan_cached_defs(an, plan: Plan) -> None:
+    """A def with no parameters, a plain value (int, bool, enum member or player: never none,
+    nothing mutable to share), at least CACHE_NODES nodes with an aggregate or a loop in them
+    (callees included), called from two places or more, is kept on the state (attribute
+    c_<def>) once computed, and forgotten (set to None) by every statement that writes a state
+    variable it reads, directly or through the defs it calls: `can_end()` reading `size` and
+    `ending`, asked at every decision of a turn. Clone copies the value, set_vars forgets it, a
+    new game starts without it. Safe: a def reads only state and constants and changes
+    nothing, so while none of the variables it reads is written its value is the same; a call
+    that faults stores nothing (the next call faults again, as in the interpreter), and a value
+    was stored only by a call that did not fault, which a call on the same state would not do
+    either."""
+    calls: dict[str, int] = {}
+    for node in _all_nodes(an.p.module.decls):
+        if isinstance(node, ast.Call) and an.p.refs.get(node, ("",))[0] == "def":
+            calls[node.name] = calls.get(node.name, 0) + 1
+    for d in an.p.defs.values():
+        if d.params or calls.get(d.name, 0) < 2 \
+                or an.p.def_ret[d.name].kind not in ("int", "bool", "enum", "player"):
+            continue
+        reads = an.def_reads(d)
+        if reads is None or an.def_nodes(d) < CACHE_NODES:
+            continue
+        plan.cached_defs[d.name] = reads
+
+
 PASSES = (plan_inlining, plan_dense_tables, plan_phase_sets, plan_options, plan_reused_any,
-          plan_mask_patterns, plan_flow, plan_resume_in_apply, plan_shared_any)
+          plan_mask_patterns, plan_flow, plan_resume_in_apply, plan_shared_any, plan_cached_defs)
 
 
 def run_passes(an, plan: Plan) -> Plan:
