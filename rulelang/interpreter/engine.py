@@ -26,9 +26,11 @@ that changes no result, no fault and no limit:
 - `any` / `all` stop at their first deciding element when no element can fault (faults.py, a
   small conservative analysis of the interpreter's own); otherwise every element is evaluated,
   as the language defines, so a later element's fault is still reported.
-- Expressions: eval_<Node> is found in a table per evaluator class (consts.ExprEvaluator);
-  comprehensions bind their variable in place instead of copying the env per element; node
-  locations (for fault messages) and Growth answers are worked out once per node.
+- Expressions: each node's meaning is made once into a function of (evaluator, locals) by
+  consts.ExprEvaluator.fn_<Node>, a plain transcription of that meaning with what depends only
+  on the node (its name's slot, its operator, its location, its Growth answer) looked up when
+  the function is made, so an evaluation does not dispatch on the node or resolve a name again;
+  comprehensions bind their variable in place instead of copying the env per element.
 """
 
 from __future__ import annotations
@@ -106,10 +108,15 @@ class Game:
         self.reads = Reads(program)
         self.never_faults = NeverFaults(self.constants)
         self._option_slots: dict[ast.Option, tuple[str, ...]] = {}
+        self._def_slots: dict[ast.DefDecl, tuple[str, ...]] = {}
         self.readers: dict[str, list] = {}
         # standing options, flat: option index len(decision's options) + j is the j-th
         self.standing = [(sd, opt) for sd in program.standing for opt in sd.options]
         self._watched: set = set()
+        # the interpreter's own functions of expression nodes (consts.ExprEvaluator.fn)
+        self.fns: dict[object, object] = {}
+        # per `when` test: the outside locals that key its memo table, or None (not memoised)
+        self.when_keys: dict[object, tuple[str, ...] | None] = {}
 
     def watch(self, key) -> None:
         """List memo table `key` (a DefDecl or a `when` expression) under the state variables it
@@ -162,6 +169,13 @@ class Game:
         out = self._option_slots.get(opt)
         if out is None:
             out = self._option_slots[opt] = tuple(self.program.slots[p] for p in opt.params)
+        return out
+
+    def def_slots(self, d: ast.DefDecl) -> tuple[str, ...]:
+        """The frame slots of a def's parameters."""
+        out = self._def_slots.get(d)
+        if out is None:
+            out = self._def_slots[d] = tuple(self.program.slots[p] for p in d.params)
         return out
 
     def option_types(self, opt: ast.Option) -> tuple[T.Type, ...]:
@@ -593,14 +607,11 @@ class _Evaluator(ExprEvaluator):
     """The shared expression evaluator, with the state, defs, statements and decisions."""
 
     def __init__(self, game: Game, state: State | None) -> None:
-        super().__init__(game.constants)
+        super().__init__(game.constants, game.fns)
         self.g = game
         self.s = state
-
-    def var(self, name: str):
-        if self.s is None:
-            return super().var(name)
-        return self.s.vars[name]
+        if state is not None:
+            self.vars = state.vars
 
     def num_players(self, e) -> int:
         if self.s is None:
@@ -611,13 +622,13 @@ class _Evaluator(ExprEvaluator):
         nf = self.g.never_faults
         return nf(e.elem) and (e.cond is None or nf(e.cond))
 
-    def call_def(self, d: ast.DefDecl, args: list):
+    def call_def(self, d: ast.DefDecl, args: tuple):
         if self.s is None:
             return self._run_def(d, args)
-        return self._memoised(d, tuple(args), self._run_def, d, args)
+        return self._memoised(d, args, self._run_def, d, args)
 
-    def _run_def(self, d: ast.DefDecl, args: list):
-        local = {self.p.slots[f]: a for f, a in zip(d.params, args)}
+    def _run_def(self, d: ast.DefDecl, args):
+        local = dict(zip(self.g.def_slots(d), args))
         if isinstance(d.body, ast.Block):
             try:
                 self.exec_block(d.body, local)
@@ -649,9 +660,13 @@ class _Evaluator(ExprEvaluator):
     def when(self, e, env: dict) -> bool:
         """An option's `when` test, remembered per values of the outside locals it reads if it
         calls a def or has an aggregate (a plain test is cheaper to redo than to look up)."""
-        if not self.g.reads.costly(e):
-            return self.truth(e, env)
-        key = tuple([env.get(s, _MISSING) for s in self.g.reads.locals_of(e)])
+        slots = self.g.when_keys.get(e, _MISSING)
+        if slots is _MISSING:
+            slots = self.g.when_keys[e] = self.g.reads.locals_of(e) \
+                if self.g.reads.costly(e) else None
+        if slots is None:
+            return bool(self.fn(e)(self, env))
+        key = tuple([env.get(s, _MISSING) for s in slots])
         return self._memoised(e, key, self.truth, e, env)
 
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
@@ -731,8 +746,14 @@ class _Evaluator(ExprEvaluator):
         return _Choices(self.g, ins, [(0, [(v,) for v, _w in kept])], [w for _v, w in kept])
 
     # -- statements (no pauses: the lowering handles those)
+    _execs: dict[type, object] = {}
+
     def exec(self, s, env: dict) -> None:
-        getattr(self, "exec_" + type(s).__name__)(s, env)
+        """Run statement s: exec_<Stmt>, found in a table by the statement's class."""
+        f = self._execs.get(type(s))
+        if f is None:
+            f = self._execs[type(s)] = getattr(_Evaluator, "exec_" + type(s).__name__)
+        f(self, s, env)
 
     def exec_block(self, b: ast.Block, env: dict) -> None:
         for s in b.stmts:
