@@ -108,7 +108,7 @@ class Game:
         self.reads = Reads(program)
         self.never_faults = NeverFaults(self.constants)
         self._option_slots: dict[ast.Option, tuple[str, ...]] = {}
-        self._def_slots: dict[ast.DefDecl, tuple[str, ...]] = {}
+        self._def_parts: dict[ast.DefDecl, tuple] = {}
         self.readers: dict[str, list] = {}
         # standing options, flat: option index len(decision's options) + j is the j-th
         self.standing = [(sd, opt) for sd in program.standing for opt in sd.options]
@@ -171,11 +171,15 @@ class Game:
             out = self._option_slots[opt] = tuple(self.program.slots[p] for p in opt.params)
         return out
 
-    def def_slots(self, d: ast.DefDecl) -> tuple[str, ...]:
-        """The frame slots of a def's parameters."""
-        out = self._def_slots.get(d)
+    def def_parts(self, d: ast.DefDecl) -> tuple:
+        """The frame slots of a def's parameters, and the function of its body if that is an
+        expression (its value where the def's return type is expected), else None."""
+        out = self._def_parts.get(d)
         if out is None:
-            out = self._def_slots[d] = tuple(self.program.slots[p] for p in d.params)
+            body = None
+            if not isinstance(d.body, ast.Block):
+                body = _Evaluator(self, None).conv_fn(d.body, self.program.def_ret[d.name])
+            out = self._def_parts[d] = (tuple(self.program.slots[p] for p in d.params), body)
         return out
 
     def option_types(self, opt: ast.Option) -> tuple[T.Type, ...]:
@@ -623,13 +627,27 @@ class _Evaluator(ExprEvaluator):
         return nf(e.elem) and (e.cond is None or nf(e.cond))
 
     def call_def(self, d: ast.DefDecl, args: tuple):
+        """A def's value, remembered per argument tuple (_memoised, written out here: defs are
+        called more than anything else)."""
         if self.s is None:
             return self._run_def(d, args)
-        return self._memoised(d, args, self._run_def, d, args)
+        memo = self.s._memo
+        table = memo.get(d)
+        if table is None:
+            self.g.watch(d)
+            table = memo[d] = {}
+        v = table.get(args, _MISSING)
+        if v is _MISSING:
+            v = table[args] = self._run_def(d, args)
+        elif VERIFY_MEMO:
+            fresh = self._run_def(d, args)
+            assert fresh == v and type(fresh) is type(v), (d, args, v, fresh)
+        return v
 
     def _run_def(self, d: ast.DefDecl, args):
-        local = dict(zip(self.g.def_slots(d), args))
-        if isinstance(d.body, ast.Block):
+        slots, body = self.g.def_parts(d)
+        local = dict(zip(slots, args))
+        if body is None:
             try:
                 self.exec_block(d.body, local)
             except _Return as r:
@@ -637,7 +655,7 @@ class _Evaluator(ExprEvaluator):
                     runtime.fault_none(loc(r.node.value.span))
                 return r.value
             raise AssertionError("checked defs always return")  # pragma: no cover
-        return self.conv(d.body, local, self.p.def_ret[d.name])
+        return body(self, local)
 
     def _memoised(self, table_key, key, fn, *args):
         """fn(*args), remembered in the state's memo table `table_key` under `key` until a
@@ -690,20 +708,26 @@ class _Evaluator(ExprEvaluator):
         slots = self.g.option_slots(opt)
         if not slots:
             return [()] if opt.when is None or self.when(opt.when, env) else []
-        if len(slots) == 1:
-            # the common case, without the general walk of _bindings
-            values = self._domain(opt.params[0], slots[0], env)
-            if opt.when is None:
-                return list(zip(values))
-            combos = []
+        out: list[tuple] = []
+        self._bind(opt, slots, 0, env, out)
+        return out
+
+    def _bind(self, opt: ast.Option, slots: tuple[str, ...], i: int, env: dict,
+              out: list) -> None:
+        """Bind the option's parameters i.. in env to each combination of their values in
+        turn, adding to out the values of those for which its `when` holds."""
+        slot, when = slots[i], opt.when
+        values = self._domain(opt.params[i], slot, env)
+        if i + 1 < len(slots):
             for v in values:
-                env[slots[0]] = v
-                if self.when(opt.when, env):
-                    combos.append((v,))
-            return combos
-        return [tuple(env[s] for s in slots)
-                for _ in self._bindings(opt.params, 0, env)
-                if opt.when is None or self.when(opt.when, env)]
+                env[slot] = v
+                self._bind(opt, slots, i + 1, env, out)
+        else:  # the last parameter: each value is a candidate if `when` holds
+            for v in values:
+                env[slot] = v
+                if when is None or self.when(when, env):
+                    out.append(tuple([env[s] for s in slots]))
+        env.pop(slot, None)
 
     def _domain(self, prm: ast.OParam, slot: str, env: dict) -> list:
         """The values an option parameter runs over, in order."""
@@ -715,18 +739,6 @@ class _Evaluator(ExprEvaluator):
             allowed = set(self.iterate(prm.domain, env))
             return [v for v in dom if v in allowed]
         return list(dom)
-
-    def _bindings(self, params, i, env):
-        """Bind params[i:] in env to each combination of their values in turn (a generator:
-        the caller reads env at each step)."""
-        if i == len(params):
-            yield
-            return
-        slot = self.p.slots[params[i]]
-        for v in self._domain(params[i], slot, env):
-            env[slot] = v
-            yield from self._bindings(params, i + 1, env)
-        env.pop(slot, None)
 
     def outcomes(self, ins: ChanceAt, frame: dict) -> _Choices:
         node = ins.node
