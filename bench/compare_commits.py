@@ -109,6 +109,16 @@ def measure(tree: str, path: str, players: int, games: int, cache: str,
     return res["games_per_s"] if backend == "compiled" else res["decisions_per_s"]
 
 
+def export_tree(rev: str, tmp: str) -> str:
+    """The rulelang package and rules folder of commit `rev`, exported into tmp/old."""
+    old = os.path.join(tmp, "old")
+    os.mkdir(old)
+    archive = subprocess.run(["git", "-C", HERE, "archive", rev, "rulelang", "rules"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
+    return old
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("rev")
@@ -127,11 +137,7 @@ def main() -> None:
     mode = {"old": "protocol", "new": "kernel" if args.kernel else "protocol"}
     files = args.files or sorted(glob.glob(os.path.join(HERE, "rules", "*.rules")))
     with tempfile.TemporaryDirectory() as tmp:
-        old = os.path.join(tmp, "old")
-        os.mkdir(old)
-        archive = subprocess.run(["git", "-C", HERE, "archive", args.rev, "rulelang", "rules"],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
+        old = export_tree(args.rev, tmp)
         unit = "decisions/s" if args.backend == "interpreter" else "games/s"
         print(f"{args.backend}, {'instructions' if args.callgrind else unit}")
         print(f"{'rules file':<36} {args.rev[:12]:>14} {'this tree':>14} {'ratio':>7}")

@@ -30,8 +30,11 @@ bench/peers/acquire_fast.py is such a peer: a hand-tuned stdlib Acquire.
 `--jobs-games G` also times `rulelang simulate`'s library call on G games of the peer row with
 --jobs 1 and --jobs 2 and prints the ratio (only meaningful on a quiet machine with 2 cores).
 
-The code before a change is measured with bench/compare_commits.py (the same driver on both
-trees, `--callgrind` for instruction counts that do not depend on the machine's load).
+`--baseline REV` also measures each row on commit REV (exported with `git archive`) and prints
+this tree's ratio to it for the protocol path, the kernel (against REV's protocol path) and the
+interpreter: both trees run bench/compare_commits.py's probe in fresh processes that alternate,
+R rounds each (--rounds), so the ratio is measured in one run. For instruction counts that do
+not depend on the machine's load use bench/compare_commits.py --callgrind.
 """
 
 from __future__ import annotations
@@ -44,10 +47,13 @@ import random
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import compare_commits  # noqa: E402  (bench/ is this script's folder, first on sys.path)
 
 import rulelang  # noqa: E402
 from rulelang.sim import random_playout  # noqa: E402
@@ -145,10 +151,52 @@ def main() -> None:
     ap.add_argument("--peer-rules", default=os.path.join("rules", "acquire.rules"))
     ap.add_argument("--peer-players", type=int, default=4)
     ap.add_argument("--jobs-games", type=int, default=0)
+    ap.add_argument("--baseline", metavar="REV",
+                    help="also measure each row on commit REV and print the ratios to it")
     ap.add_argument("--json", dest="json_out")
     args = ap.parse_args()
     files = args.files or sorted(glob.glob(os.path.join(ROOT, "rules", "*.rules")))
     out_rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        base = compare_commits.export_tree(args.baseline, tmp) if args.baseline else None
+        table(files, args, out_rows, base, tmp)
+    if args.jobs_games:
+        path = os.path.join(ROOT, args.peer_rules)
+        jr = jobs_ratio(path, args.peer_players, args.jobs_games)
+        print(f"simulate {args.peer_rules} {args.peer_players}p, {args.jobs_games} games: "
+              f"--jobs 1 {jr['jobs1_games_per_s']:.0f} games/s, --jobs 2 "
+              f"{jr['jobs2_games_per_s']:.0f} games/s, ratio {jr['ratio']:.2f}x")
+        out_rows.append({"jobs": jr})
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as f:
+            json.dump(out_rows, f, indent=1)
+
+
+def against_baseline(base: str, tmp: str, path: str, variant: str | None, players: int,
+                     args) -> dict:
+    """This tree's ratio to the baseline tree for the protocol path, the kernel and the
+    interpreter on one row (compare_commits' probe, fresh processes taken in turn)."""
+    own = os.path.join(base, os.path.relpath(path, ROOT))
+    if not os.path.exists(own):
+        return {}  # the file is newer than the baseline
+    runs = [("protocol", "compiled", "protocol", "protocol", args.games)]
+    runs.append(("kernel", "compiled", "protocol", "kernel", args.games))
+    if args.interp_games > 0:
+        runs.append(("interpreter", "interpreter", "protocol", "protocol", args.interp_games))
+    out = {}
+    for label, backend, old_mode, new_mode, games in runs:
+        best = {"old": 0.0, "new": 0.0}
+        for _ in range(max(args.rounds, 1)):
+            for name, tree, p, mode in (("old", base, own, old_mode),
+                                        ("new", ROOT, path, new_mode)):
+                cache = os.path.join(tmp, "cache-" + name)
+                best[name] = max(best[name], compare_commits.measure(
+                    tree, p, players, games, cache, backend, mode, variant))
+        out[label] = best["new"] / best["old"]
+    return out
+
+
+def table(files: list[str], args, out_rows: list, base: str | None, tmp: str) -> None:
     for path in files:
         rel = os.path.relpath(path, ROOT)
         t0 = time.perf_counter()
@@ -196,18 +244,12 @@ def main() -> None:
                 if has_kernel:
                     row["ratio_kernel_peer"] = (row["kernel"]["games_per_s"]
                                                 / row["peer"]["games_per_s"])
+            if base is not None:
+                row["baseline"] = args.baseline
+                row["ratio_to_baseline"] = against_baseline(base, tmp, path, variant, players,
+                                                            args)
             out_rows.append(row)
             print_row(row, args)
-    if args.jobs_games:
-        path = os.path.join(ROOT, args.peer_rules)
-        jr = jobs_ratio(path, args.peer_players, args.jobs_games)
-        print(f"simulate {args.peer_rules} {args.peer_players}p, {args.jobs_games} games: "
-              f"--jobs 1 {jr['jobs1_games_per_s']:.0f} games/s, --jobs 2 "
-              f"{jr['jobs2_games_per_s']:.0f} games/s, ratio {jr['ratio']:.2f}x")
-        out_rows.append({"jobs": jr})
-    if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as f:
-            json.dump(out_rows, f, indent=1)
 
 
 def print_row(row: dict, args) -> None:
@@ -235,6 +277,11 @@ def print_row(row: dict, args) -> None:
         if "ratio_kernel_peer" in row:
             extra += f", kernel/peer {row['ratio_kernel_peer']:.2f}x"
         line("peer", row["peer"], extra)
+    if "ratio_to_baseline" in row:
+        r = row["ratio_to_baseline"]
+        print(f"    vs {row['baseline'][:12]:<9} " + (", ".join(
+            f"{k} {v:.2f}x" for k, v in r.items()) + "  (this tree / baseline, same run)"
+            if r else "(the file is not in the baseline)"))
 
 
 if __name__ == "__main__":

@@ -405,12 +405,40 @@ def connected(start, within, neighbors):
     return frozenset(seen)
 
 
+# Distances already searched, by (graph, start set, allowed set): every city of a build
+# decision is priced from the same network, so one search serves them all. A pure cache: what
+# it holds never changes a result; it is bounded, and each entry keeps its graph alive so that
+# the graph's id cannot be reused while the entry exists.
+PATH_CACHE = {}
+
+
 def path_cost(adj, sources, target, allowed=None):
     """Cheapest total edge cost from any of `sources` to `target` (None if unreachable).
 
-    adj[i] lists (neighbour, cost) pairs; only nodes in `allowed` (if given) may be used.
-    Integer costs and Dijkstra's algorithm: the result does not depend on tie order.
-    """
+    adj[i] lists (neighbour, cost) pairs; only nodes in `allowed` (if given: a set, or a bit
+    mask of node indices) may be used, start nodes included. The distances from one start
+    set are searched once (path_distances) and kept in PATH_CACHE."""
+    if type(sources) is list:
+        sources = tuple(sources)
+    key = (id(adj), sources, allowed)
+    hit = PATH_CACHE.get(key)
+    if hit is None or hit[0] is not adj:
+        if len(PATH_CACHE) >= 512:
+            PATH_CACHE.clear()
+        hit = PATH_CACHE[key] = (adj, path_distances(adj, sources, allowed))
+    return hit[1].get(target)
+
+
+def path_distances(adj, sources, allowed=None):
+    """{node: cheapest total edge cost from any of `sources`} over the nodes reachable inside
+    `allowed` (None: all; a set, or a bit mask of node indices). Integer costs and Dijkstra's
+    algorithm: the distances do not depend on tie order."""
+    if type(allowed) is int:
+        mask, allowed = allowed, set()
+        while mask:
+            low = mask & -mask
+            allowed.add(low.bit_length() - 1)
+            mask ^= low
     dist = {}
     heap = []
     for s in sources:
@@ -418,12 +446,12 @@ def path_cost(adj, sources, target, allowed=None):
             dist[s] = 0
             heap.append((0, s))
     heapq.heapify(heap)
+    done = set()
     while heap:
         d, u = heapq.heappop(heap)
-        if u == target:
-            return d
-        if d > dist.get(u, d):
+        if u in done:
             continue
+        done.add(u)
         for v, w in adj[u]:
             if allowed is not None and v not in allowed:
                 continue
@@ -431,7 +459,7 @@ def path_cost(adj, sources, target, allowed=None):
             if nd < dist.get(v, nd + 1):
                 dist[v] = nd
                 heapq.heappush(heap, (nd, v))
-    return None
+    return dist
 
 
 def seats_from(p, n):

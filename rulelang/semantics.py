@@ -200,8 +200,8 @@ def _graph(em, e, table: str, args) -> str:
 
 def _emit_path_cost(em, e, args):
     g = _graph(em, e, "GRAPH", args)
-    src = f"bits({args[1]})" if _kind(em, e, 1) == "set" else args[1]
-    allowed = f"frozenset(bits({args[3]}))" if len(args) > 3 else "None"
+    src = f"bits({args[1]})" if _kind(em, e, 1) == "set" else f"tuple({em.bare(args[1])})"
+    allowed = args[3] if len(args) > 3 else "None"  # a bit mask: part of the distance cache key
     return f"path_cost({g}, {src}, {args[2]}, {allowed})"
 
 

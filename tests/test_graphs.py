@@ -136,3 +136,57 @@ score p => n
         game = rulelang.load_text(text, "m.rules", params={"map": value}, backend=backend)
         assert game.new_game(2).scores() == [cost, cost]
     assert rulelang.load_text(text, "m.rules", backend=backend).new_game(2).scores() == [2, 2]
+
+
+def _floyd(adj, sources, target, allowed):
+    """Cheapest cost by relaxing every edge until nothing changes (no cache, no heap)."""
+    inf = 10 ** 9
+    dist = [inf] * len(adj)
+    for s in sources:
+        if allowed is None or s in allowed:
+            dist[s] = 0
+    changed = True
+    while changed:
+        changed = False
+        for u, edges in enumerate(adj):
+            for v, w in edges:
+                if dist[u] < inf and (allowed is None or v in allowed) and dist[u] + w < dist[v]:
+                    dist[v] = dist[u] + w
+                    changed = True
+    return None if dist[target] == inf else dist[target]
+
+
+def test_path_cost_cache_never_changes_a_result():
+    """runtime.path_cost keeps each start set's distances (PATH_CACHE); whatever the cache
+    holds, in whatever order the calls come, every answer equals a cache-free search, with
+    allowed sets given as sets or as bit masks, and for two graphs asked alternately."""
+    import random
+
+    from rulelang import runtime
+
+    rng = random.Random(7)
+    graphs = []
+    for _ in range(2):
+        n = 9
+        adj = [[] for _ in range(n)]
+        for _e in range(14):
+            a, b, w = rng.randrange(n), rng.randrange(n), rng.randrange(0, 12)
+            if a != b:
+                adj[a].append((b, w))
+                adj[b].append((a, w))
+        graphs.append(tuple(tuple(e) for e in adj))
+    runtime.PATH_CACHE.clear()
+    checked = 0
+    for _ in range(3000):
+        adj = graphs[rng.randrange(2)]
+        sources = tuple(sorted(rng.sample(range(9), rng.randrange(0, 3))))
+        target = rng.randrange(9)
+        allowed = None if rng.random() < 0.3 else frozenset(rng.sample(range(9), 6))
+        expected = _floyd(adj, sources, target, allowed)
+        assert runtime.path_cost(adj, sources, target, allowed) == expected
+        if allowed is not None:
+            mask = sum(1 << m for m in allowed)
+            assert runtime.path_cost(adj, list(sources), target, mask) == expected
+        checked += expected is not None
+    assert checked > 1000  # most questions have a path: the comparison is not all-None
+    assert 0 < len(runtime.PATH_CACHE) <= 512

@@ -16,11 +16,15 @@ from tests.differential.lockstep import lockstep
 
 def _cases(mid: bool = False):
     """Every file and variant at its least and most players (and, with mid, the count halfway:
-    4 for 2-6 player games)."""
+    4 for 2-6 player games). A variant that sets every parameter to its default is the base
+    program again and is not played twice."""
     out = []
     for path in sorted(glob.glob(os.path.join(RULES, "*.rules"))):
         game = rulelang.load(path)
         for variant in [None, *game.variants]:
+            if variant is not None and rulelang.load(path, variant=variant).params == game.params:
+                continue  # the variant only names the defaults (Power Grid's benelux): the
+                # same program as the base rules, played there
             # Every player count of a narrow range (Automobile, Pola Naftowe: 3, 4 and 5),
             # else the two ends (and, with mid, the count halfway: 4 for 2-6 player games).
             span = range(game.min_players, game.max_players + 1)
