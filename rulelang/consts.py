@@ -39,6 +39,8 @@ class Constants:
         self.locs = _Locations()
         # the meaning of each expression node evaluated so far, as a function (ExprEvaluator)
         self.fns: dict[object, object] = {}
+        # per table, the value found for each argument tuple looked up so far
+        self.table_found: dict[str, dict[tuple, object]] = {}
         self.growth = Growth(program, self)
         self.neighbors: dict[str, tuple] = {}
         for info in program.enums.values():
@@ -589,12 +591,21 @@ class ExprEvaluator:
             return lambda ev, env: ev.call_def(d, tuple([a(ev, env) for a in args]))
         args = [self.nn_fn(a) for a in e.args]
         if ref[0] == "table":
-            name, span = ref[1], e.span
-            return lambda ev, env: ev.lookup(name, [a(ev, env) for a in args], span)
+            # A table is a constant function: the value found for an argument tuple is kept
+            # (a lookup that faults is not, so it faults again).
+            name, span, found = ref[1], e.span, self.k.table_found.setdefault(ref[1], {})
+
+            def table(ev, env):
+                key = tuple([a(ev, env) for a in args])
+                v = found.get(key, _ABSENT)
+                if v is _ABSENT:
+                    v = found[key] = ev.lookup(name, key, span)
+                return v
+            return table
         run, where = BUILTINS[e.name].run, self.at(e)
         return lambda ev, env: run(ev, e, [a(ev, env) for a in args], where)
 
-    def lookup(self, name: str, args: list, span: Span):
+    def lookup(self, name: str, args: tuple, span: Span):
         for keys, value in self.k.table_rows[name]:
             if all(key_match(k, a) for k, a in zip(keys, args)):
                 return value
