@@ -722,10 +722,13 @@ class _Evaluator(ExprEvaluator):
             for v in values:
                 env[slot] = v
                 self._bind(opt, slots, i + 1, env, out)
+        elif when is None:  # the last parameter, no test: each value is a candidate
+            head = tuple([env[s] for s in slots[:i]])
+            out += [head + (v,) for v in values]
         else:  # the last parameter: each value is a candidate if `when` holds
             for v in values:
                 env[slot] = v
-                if when is None or self.when(when, env):
+                if self.when(when, env):
                     out.append(tuple([env[s] for s in slots]))
         env.pop(slot, None)
 
