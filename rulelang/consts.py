@@ -485,10 +485,10 @@ class ExprEvaluator:
     def fn_BinOp(self, e):
         if e.op == "and":
             left, right = self.fn(e.left), self.fn(e.right)
-            return lambda ev, env: bool(left(ev, env)) and bool(right(ev, env))
+            return lambda ev, env: True if left(ev, env) and right(ev, env) else False
         if e.op == "or":
             left, right = self.fn(e.left), self.fn(e.right)
-            return lambda ev, env: bool(left(ev, env)) or bool(right(ev, env))
+            return lambda ev, env: True if left(ev, env) or right(ev, env) else False
         op = BINARY_OPS[e.op]
         run = op.run
         if op.kind == "member":
@@ -588,6 +588,12 @@ class ExprEvaluator:
             d = self.p.defs[ref[1]]
             args = [self.kept_fn(a, self.conv_fn(a, self.p.slot_types[self.p.slots[f]]))
                     for a, f in zip(e.args, d.params)]
+            if len(args) == 1:  # the common cases, without a loop over the arguments
+                a0 = args[0]
+                return lambda ev, env: ev.call_def(d, (a0(ev, env),))
+            if len(args) == 2:
+                a0, a1 = args
+                return lambda ev, env: ev.call_def(d, (a0(ev, env), a1(ev, env)))
             return lambda ev, env: ev.call_def(d, tuple([a(ev, env) for a in args]))
         args = [self.nn_fn(a) for a in e.args]
         if ref[0] == "table":

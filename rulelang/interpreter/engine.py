@@ -627,15 +627,12 @@ class _Evaluator(ExprEvaluator):
         return nf(e.elem) and (e.cond is None or nf(e.cond))
 
     def call_def(self, d: ast.DefDecl, args: tuple):
-        """A def's value, remembered per argument tuple (_memoised, written out here: defs are
-        called more than anything else)."""
+        """A def's value, remembered per argument tuple in the def's memo table."""
         if self.s is None:
             return self._run_def(d, args)
-        memo = self.s._memo
-        table = memo.get(d)
+        table = self.s._memo.get(d)
         if table is None:
-            self.g.watch(d)
-            table = memo[d] = {}
+            table = self._new_table(d)
         v = table.get(args, _MISSING)
         if v is _MISSING:
             v = table[args] = self._run_def(d, args)
@@ -657,22 +654,13 @@ class _Evaluator(ExprEvaluator):
             raise AssertionError("checked defs always return")  # pragma: no cover
         return body(self, local)
 
-    def _memoised(self, table_key, key, fn, *args):
-        """fn(*args), remembered in the state's memo table `table_key` under `key` until a
-        write drops the table (State.write). A value that faults is not remembered, so the
-        fault comes again, at the same place, the next time."""
-        memo = self.s._memo
-        table = memo.get(table_key)
-        if table is None:
-            self.g.watch(table_key)
-            table = memo[table_key] = {}
-        v = table.get(key, _MISSING)
-        if v is _MISSING:
-            v = table[key] = fn(*args)
-        elif VERIFY_MEMO:
-            fresh = fn(*args)
-            assert fresh == v and type(fresh) is type(v), (table_key, key, v, fresh)
-        return v
+    def _new_table(self, key) -> dict:
+        """The state's memo table `key` (a def or a `when` test), made empty. Its values stay
+        until a write to a variable it reads drops it (State.write); a value that faults is
+        never stored, so the fault comes again, at the same place, the next time."""
+        self.g.watch(key)
+        table = self.s._memo[key] = {}
+        return table
 
     # -- decisions and chance
     def when(self, e, env: dict) -> bool:
@@ -685,7 +673,15 @@ class _Evaluator(ExprEvaluator):
         if slots is None:
             return bool(self.fn(e)(self, env))
         key = tuple([env.get(s, _MISSING) for s in slots])
-        return self._memoised(e, key, self.truth, e, env)
+        table = self.s._memo.get(e)
+        if table is None:
+            table = self._new_table(e)
+        v = table.get(key, _MISSING)
+        if v is _MISSING:
+            v = table[key] = bool(self.fn(e)(self, env))
+        elif VERIFY_MEMO:
+            assert v is bool(self.fn(e)(self, env)), (e, key, v)
+        return v
 
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
         runs = []
