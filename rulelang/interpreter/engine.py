@@ -172,14 +172,18 @@ class Game:
         return out
 
     def def_parts(self, d: ast.DefDecl) -> tuple:
-        """The frame slots of a def's parameters, and the function of its body if that is an
-        expression (its value where the def's return type is expected), else None."""
+        """The frame slots of a def's parameters; the function of its body if that is an
+        expression, else None; and where a none it gives is a fault (None if its return type
+        allows none)."""
         out = self._def_parts.get(d)
         if out is None:
-            body = None
+            body, where = None, None
             if not isinstance(d.body, ast.Block):
-                body = _Evaluator(self, None).conv_fn(d.body, self.program.def_ret[d.name])
-            out = self._def_parts[d] = (tuple(self.program.slots[p] for p in d.params), body)
+                body = _Evaluator(self, None).fn(d.body)
+                if self.program.def_ret[d.name].kind not in ("opt", "none", "any"):
+                    where = self.constants.locs[d.body]
+            out = self._def_parts[d] = (tuple(self.program.slots[p] for p in d.params), body,
+                                        where)
         return out
 
     def option_types(self, opt: ast.Option) -> tuple[T.Type, ...]:
@@ -642,7 +646,7 @@ class _Evaluator(ExprEvaluator):
         return v
 
     def _run_def(self, d: ast.DefDecl, args):
-        slots, body = self.g.def_parts(d)
+        slots, body, where = self.g.def_parts(d)
         local = dict(zip(slots, args))
         if body is None:
             try:
@@ -652,7 +656,10 @@ class _Evaluator(ExprEvaluator):
                     runtime.fault_none(loc(r.node.value.span))
                 return r.value
             raise AssertionError("checked defs always return")  # pragma: no cover
-        return body(self, local)
+        v = body(self, local)
+        if v is None and where is not None:  # conv() written out
+            runtime.fault_none(where)
+        return v
 
     def _new_table(self, key) -> dict:
         """The state's memo table `key` (a def or a `when` test), made empty. Its values stay
