@@ -37,6 +37,10 @@ class Constants:
         # loc(node.span) per node, made on first use: most evaluations pass a location to a
         # check that passes, so formatting it each time would be wasted.
         self.locs = _Locations()
+        # the meaning of each expression node evaluated so far, as a function (ExprEvaluator)
+        self.fns: dict[object, object] = {}
+        # per table, the value found for each argument tuple looked up so far
+        self.table_found: dict[str, dict[tuple, object]] = {}
         self.growth = Growth(program, self)
         self.neighbors: dict[str, tuple] = {}
         for info in program.enums.values():
@@ -299,37 +303,53 @@ def _returns_in(stmts) -> list:
 _ABSENT = object()
 
 
+class _NoState(dict):
+    """The state variables of the constant evaluator: none (reading one is an error)."""
+
+    def __missing__(self, name: str):
+        raise RulesRuntimeError(f"state '{name}' is not available here", "<constants>")
+
+
 class ExprEvaluator:
-    """eval_<Node> for every expression node: the reference meaning of expressions.
+    """The reference meaning of every expression node, in one method fn_<Node> per node class.
 
-    Every place where `none` cannot stand is checked with nn/conv, at the span of the expression
-    that produced it; generated engines check exactly the same places.
+    fn_<Node>(e) returns the meaning of node e as a function f(ev, env) -> value, where ev is
+    the evaluator of the moment (it gives the state, the number of players and the defs) and
+    env the locals. Each f is a plain transcription of the node's meaning: it calls the
+    functions of its children, then the same semantics entries (BINARY_OPS, BUILTINS, runtime)
+    a generated engine uses. What depends only on the node is looked up once, when f is made:
+    the name's kind and slot, the operator, the node's location for fault messages, whether its
+    value may have grown (Growth), the value of a parameter, constant or enum member. f is
+    made on a node's first evaluation and kept in `fns` (the Constants' table for constants,
+    the Game's for the interpreter), so no evaluation walks the AST or looks a name up again.
 
-    `eval` finds eval_<Node> in a table per evaluator class (node class -> function), filled on
-    first use, rather than building the method name on every call. Comprehensions and
-    aggregates bind their variable in the caller's env for the time of the loop (each has a
-    slot of its own) instead of copying the env for every element."""
+    Every place where `none` cannot stand is checked (nn_fn/conv_fn), at the location of the
+    expression that produced it; generated engines check exactly the same places.
+    Comprehensions and aggregates bind their variable in env for the time of the loop (each has
+    a slot of its own) instead of copying env for every element."""
 
-    _evals: dict[type, object] = {}
+    _makers: dict[type, object] = {}
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
-        cls._evals = {}
+        cls._makers = {}
 
-    def __init__(self, constants: Constants) -> None:
+    def __init__(self, constants: Constants, fns: dict | None = None) -> None:
         self.k = constants
         self.p = constants.program
         self.limits = self.p.limits
         self.int_max = self.limits.int_max
+        self.fns = constants.fns if fns is None else fns
+        self.vars: dict = _NoState()
 
     # -- hooks the interpreter fills in
     def var(self, name: str):
-        raise RulesRuntimeError(f"state '{name}' is not available here", "<constants>")
+        return self.vars[name]
 
     def num_players(self, e) -> int:
         raise RulesRuntimeError("the number of players is not known here", loc(e.span))
 
-    def call_def(self, d: ast.DefDecl, args: list):
+    def call_def(self, d: ast.DefDecl, args: tuple):
         raise RulesRuntimeError(f"def '{d.name}' cannot be called here", loc(d.span))
 
     def stops_early(self, e: ast.Agg) -> bool:
@@ -337,22 +357,31 @@ class ExprEvaluator:
         can fault (by default every element is evaluated, so a later fault is reported)."""
         return False
 
-    # -- helpers
-    def at(self, e) -> str:
-        """loc(e.span), made once per node."""
-        return self.k.locs[e]
+    # -- evaluating
+    def eval(self, e, env: dict):
+        return self.fn(e)(self, env)
+
+    def fn(self, e):
+        """The function f(ev, env) giving e's value, made once."""
+        f = self.fns.get(e)
+        if f is None:
+            make = self._makers.get(type(e))
+            if make is None:
+                make = self._makers[type(e)] = getattr(type(self), "fn_" + type(e).__name__)
+            f = self.fns[e] = make(self, e)
+        return f
 
     def nn(self, e, env):
-        v = self.eval(e, env)
+        v = self.fn(e)(self, env)
         if v is None:
-            runtime.fault_none(loc(e.span))
+            runtime.fault_none(self.at(e))
         return v
 
     def conv(self, e, env, want: T.Type):
         """e's value where a value of type `want` is expected (none only if want allows it)."""
-        v = self.eval(e, env)
+        v = self.fn(e)(self, env)
         if v is None and want.kind not in ("opt", "none", "any"):
-            runtime.fault_none(loc(e.span))
+            runtime.fault_none(self.at(e))
         return v
 
     def kept(self, e, v):
@@ -363,210 +392,337 @@ class ExprEvaluator:
         return v
 
     def truth(self, e, env) -> bool:
-        return bool(self.eval(e, env))
+        return bool(self.fn(e)(self, env))
 
     def iterate(self, e, env) -> tuple:
         v = self.nn(e, env)
         return tuple(sorted(v)) if isinstance(v, frozenset) else tuple(v)
 
+    # -- helpers
+    def at(self, e) -> str:
+        """loc(e.span), made once per node."""
+        return self.k.locs[e]
+
+    def nn_fn(self, e):
+        """e's function, checked not to give none."""
+        f, where = self.fn(e), self.at(e)
+
+        def nn(ev, env):
+            v = f(ev, env)
+            if v is None:
+                runtime.fault_none(where)
+            return v
+        return nn
+
+    def conv_fn(self, e, want: T.Type):
+        """e's function where a value of type `want` is expected."""
+        return self.fn(e) if want.kind in ("opt", "none", "any") else self.nn_fn(e)
+
+    def kept_fn(self, e, f):
+        """f (e's function), its value checked against the int limit if e may have grown."""
+        if not self.k.growth(e):
+            return f
+        top, where, bounded = self.int_max, self.at(e), runtime.bounded
+        return lambda ev, env: bounded(f(ev, env), top, where)
+
+    def iterate_fn(self, e):
+        """e's function, its value (a set or list) as a tuple in order."""
+        f, where = self.fn(e), self.at(e)
+
+        def iterate(ev, env):
+            v = f(ev, env)
+            if v is None:
+                runtime.fault_none(where)
+            return tuple(sorted(v)) if isinstance(v, frozenset) else tuple(v)
+        return iterate
+
     # -- expressions
-    def eval(self, e, env: dict):
-        try:
-            f = self._evals[type(e)]
-        except KeyError:
-            f = self._evals[type(e)] = getattr(type(self), "eval_" + type(e).__name__)
-        return f(self, e, env)
+    def fn_IntLit(self, e):
+        v = e.value
+        return lambda ev, env: v
 
-    def eval_IntLit(self, e, env):
-        return e.value
+    fn_BoolLit = fn_IntLit
 
-    def eval_BoolLit(self, e, env):
-        return e.value
+    def fn_NoneLit(self, e):
+        return lambda ev, env: None
 
-    def eval_NoneLit(self, e, env):
-        return None
-
-    def eval_Name(self, e, env):
+    def fn_Name(self, e):
         ref = self.p.refs[e]
         kind = ref[0]
         if kind == "local":
-            return env[ref[1]]
+            slot = ref[1]
+            return lambda ev, env: env[slot]
         if kind == "state":
-            return self.var(ref[1])
-        if kind == "param":
-            return self.k.param(ref[1])
-        if kind == "const":
-            return self.k.const(ref[1])
+            name = ref[1]
+            return lambda ev, env: ev.vars[name]
+        if kind in ("param", "const"):
+            name, k = ref[1], self.k
+            known = k.param_values if kind == "param" else k.const_values
+            if name in known:  # else not worked out yet (Constants does it in order)
+                v = known[name]
+                return lambda ev, env: v
+            get = k.param if kind == "param" else k.const
+            return lambda ev, env: get(name)
         if kind == "member":
-            return ref[2]
+            v = ref[2]
+            return lambda ev, env: v
         if kind == "enum_all":
-            return frozenset(range(len(self.p.enums[ref[1]].members)))
+            v = frozenset(range(len(self.p.enums[ref[1]].members)))
+            return lambda ev, env: v
         if kind == "graph":
-            return ref[1]
+            v = ref[1]
+            return lambda ev, env: v
         if kind == "players":
-            return tuple(range(self.num_players(e)))
+            return lambda ev, env: tuple(range(ev.num_players(e)))
         if kind == "num_players":
-            return self.num_players(e)
+            return lambda ev, env: ev.num_players(e)
         raise AssertionError(ref)
 
-    def eval_CondExpr(self, e, env):
-        return self.eval(e.then, env) if self.truth(e.cond, env) else self.eval(e.orelse, env)
+    def fn_CondExpr(self, e):
+        cond, then, orelse = self.fn(e.cond), self.fn(e.then), self.fn(e.orelse)
+        return lambda ev, env: then(ev, env) if cond(ev, env) else orelse(ev, env)
 
-    def eval_BinOp(self, e, env):
-        if e.op == "and":  # truth() written out, here and below
-            return bool(self.eval(e.left, env)) and bool(self.eval(e.right, env))
+    def fn_BinOp(self, e):
+        if e.op == "and":
+            left, right = self.fn(e.left), self.fn(e.right)
+            return lambda ev, env: True if left(ev, env) and right(ev, env) else False
         if e.op == "or":
-            return bool(self.eval(e.left, env)) or bool(self.eval(e.right, env))
+            left, right = self.fn(e.left), self.fn(e.right)
+            return lambda ev, env: True if left(ev, env) or right(ev, env) else False
         op = BINARY_OPS[e.op]
+        run = op.run
         if op.kind == "member":
             is_set = T.strip(self.p.types[e.right]).kind == "set"
-            a = self.nn(e.left, env) if is_set else self.eval(e.left, env)
-            return op.run(a, self.nn(e.right, env), None)
+            left = self.nn_fn(e.left) if is_set else self.fn(e.left)
+            right = self.nn_fn(e.right)
+            return lambda ev, env: run(left(ev, env), right(ev, env), None)
         if op.kind == "equal":
-            return op.run(self.eval(e.left, env), self.eval(e.right, env), None)
-        # nn() written out: this is the hottest path of `when` tests
-        a = self.eval(e.left, env)
-        if a is None:
-            runtime.fault_none(loc(e.left.span))
-        b = self.eval(e.right, env)
-        if b is None:
-            runtime.fault_none(loc(e.right.span))
-        if e.op == "+" and isinstance(a, tuple):
-            return runtime.concat(a, b, self.limits.max_collection, self.k.locs[e])
-        return op.run(a, b, self.k.locs[e])
+            left, right = self.fn(e.left), self.fn(e.right)
+            return lambda ev, env: run(left(ev, env), right(ev, env), None)
+        left, right = self.fn(e.left), self.fn(e.right)
+        at_left, at_right, where = self.at(e.left), self.at(e.right), self.at(e)
+        fault_none = runtime.fault_none
+        if e.op != "+":
+            def binop(ev, env):
+                a = left(ev, env)
+                if a is None:
+                    fault_none(at_left)
+                b = right(ev, env)
+                if b is None:
+                    fault_none(at_right)
+                return run(a, b, where)
+            return binop
+        concat, size = runtime.concat, self.limits.max_collection
 
-    def eval_Not(self, e, env):
-        return not self.truth(e.operand, env)
+        def plus(ev, env):
+            a = left(ev, env)
+            if a is None:
+                fault_none(at_left)
+            b = right(ev, env)
+            if b is None:
+                fault_none(at_right)
+            if isinstance(a, tuple):
+                return concat(a, b, size, where)
+            return run(a, b, where)
+        return plus
 
-    def eval_Neg(self, e, env):
-        return -self.nn(e.operand, env)
+    def fn_Not(self, e):
+        operand = self.fn(e.operand)
+        return lambda ev, env: not operand(ev, env)
 
-    def eval_Range(self, e, env):
-        lo = self.kept(e.lo, self.nn(e.lo, env))
-        hi = self.kept(e.hi, self.nn(e.hi, env))
-        step = self.kept(e.step, self.nn(e.step, env)) if e.step is not None else 1
-        return tuple(runtime.int_range(lo, hi, step, self.k.locs[e], self.limits.max_collection))
+    def fn_Neg(self, e):
+        operand = self.nn_fn(e.operand)
+        return lambda ev, env: -operand(ev, env)
 
-    def eval_Index(self, e, env):
-        obj = self.eval(e.obj, env)
-        if obj is None:
-            runtime.fault_none(loc(e.obj.span))
-        ix = self.eval(e.index, env)
-        if ix is None:
-            runtime.fault_none(loc(e.index.span))
-        return runtime.list_item(obj, ix, self.k.locs[e])
+    def fn_Range(self, e):
+        lo = self.kept_fn(e.lo, self.nn_fn(e.lo))
+        hi = self.kept_fn(e.hi, self.nn_fn(e.hi))
+        step = self.kept_fn(e.step, self.nn_fn(e.step)) if e.step is not None \
+            else (lambda ev, env: 1)
+        where, size, int_range = self.at(e), self.limits.max_collection, runtime.int_range
+        return lambda ev, env: tuple(int_range(lo(ev, env), hi(ev, env), step(ev, env), where,
+                                               size))
 
-    def eval_Attr(self, e, env):
+    def fn_Index(self, e):
+        obj, ix = self.fn(e.obj), self.fn(e.index)
+        at_obj, at_ix, where = self.at(e.obj), self.at(e.index), self.at(e)
+        item, fault_none = runtime.list_item, runtime.fault_none
+
+        def index(ev, env):  # nn() of both written out: a hot path of `when` tests
+            o = obj(ev, env)
+            if o is None:
+                fault_none(at_obj)
+            i = ix(ev, env)
+            if i is None:
+                fault_none(at_ix)
+            return item(o, i, where)
+        return index
+
+    def fn_Attr(self, e):
         ref = self.p.refs[e]
         if ref[0] == "member":
-            return ref[2]
-        v = self.nn(e.obj, env)
+            v = ref[2]
+            return lambda ev, env: v
+        obj = self.nn_fn(e.obj)
         if ref[0] == "cell":
-            info = self.p.enums[T.strip(self.p.types[e.obj]).name]
-            c0, ncols, _rows = info.grid
-            return v % ncols + c0 if ref[1] == "col" else v // ncols
-        return self.k.fields(ref[1])[v][ref[2]]
+            c0, ncols, _rows = self.p.enums[T.strip(self.p.types[e.obj]).name].grid
+            if ref[1] == "col":
+                return lambda ev, env: obj(ev, env) % ncols + c0
+            return lambda ev, env: obj(ev, env) // ncols
+        enum, i = ref[1], ref[2]
+        if enum not in self.k.enum_fields:  # not worked out yet (Constants does it in order)
+            fields = self.k.fields
+            return lambda ev, env: fields(enum)[obj(ev, env)][i]
+        rows, obj, where = self.k.enum_fields[enum], self.fn(e.obj), self.at(e.obj)
 
-    def eval_Call(self, e, env):
+        def field(ev, env):
+            v = obj(ev, env)
+            if v is None:
+                runtime.fault_none(where)
+            return rows[v][i]
+        return field
+
+    def fn_Call(self, e):
         ref = self.p.refs[e]
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
-            args = [self.kept(a, self.conv(a, env, self.p.slot_types[self.p.slots[f]]))
+            args = [self.kept_fn(a, self.conv_fn(a, self.p.slot_types[self.p.slots[f]]))
                     for a, f in zip(e.args, d.params)]
-            return self.call_def(d, args)
-        args = [self.nn(a, env) for a in e.args]
+            if len(args) == 1:  # the common cases, without a loop over the arguments
+                a0 = args[0]
+                return lambda ev, env: ev.call_def(d, (a0(ev, env),))
+            if len(args) == 2:
+                a0, a1 = args
+                return lambda ev, env: ev.call_def(d, (a0(ev, env), a1(ev, env)))
+            return lambda ev, env: ev.call_def(d, tuple([a(ev, env) for a in args]))
+        args = [self.nn_fn(a) for a in e.args]
         if ref[0] == "table":
-            return self.lookup(ref[1], args, e.span)
-        return BUILTINS[e.name].run(self, e, args, self.k.locs[e])
+            # A table is a constant function: the value found for an argument tuple is kept
+            # (a lookup that faults is not, so it faults again).
+            name, span, found = ref[1], e.span, self.k.table_found.setdefault(ref[1], {})
 
-    def lookup(self, name: str, args: list, span: Span):
+            def table(ev, env):
+                key = tuple([a(ev, env) for a in args])
+                v = found.get(key, _ABSENT)
+                if v is _ABSENT:
+                    v = found[key] = ev.lookup(name, key, span)
+                return v
+            return table
+        run, where = BUILTINS[e.name].run, self.at(e)
+        return lambda ev, env: run(ev, e, [a(ev, env) for a in args], where)
+
+    def lookup(self, name: str, args: tuple, span: Span):
         for keys, value in self.k.table_rows[name]:
             if all(key_match(k, a) for k, a in zip(keys, args)):
                 return value
         return runtime.fault_no_row(name, args, loc(span))
 
-    def eval_Agg(self, e, env):
-        slot = self.p.slots[e]
-        f = e.func
-        items = []
+    def fn_Agg(self, e):
+        slot, f = self.p.slots[e], e.func
+        items_of = self.iterate_fn(e.iter)
+        cond = self.fn(e.cond) if e.cond is not None else None
+        elem = self.nn_fn(e.elem) if f in ("sum", "min", "max") else self.fn(e.elem)
+        tests = f in ("count", "any", "all")  # the elements are truth values
         # `any` stops at a true element, `all` at a false one, when stops_early allows
         decides = (f == "any") if f in ("any", "all") and self.stops_early(e) else None
-        old = env.get(slot, _ABSENT)
-        try:
-            for x in self.iterate(e.iter, env):
-                env[slot] = x
-                if e.cond is not None and not self.truth(e.cond, env):
-                    continue
-                if f in ("count", "any", "all"):
-                    t = self.truth(e.elem, env)
-                    if t is decides:
-                        return t
-                    items.append(t)
-                elif f == "first":
-                    return self.eval(e.elem, env)
-                else:
-                    items.append(self.nn(e.elem, env))
-        finally:
-            _restore(env, slot, old)
-        if f == "count":
-            return sum(1 for x in items if x)
-        if f == "sum":
-            return sum(items)
-        if f == "any":
-            return any(items)
-        if f == "all":
-            return all(items)
-        if f == "first":
-            return None
-        return runtime.extreme(items, min if f == "min" else max, f, loc(e.span))
+        where = self.at(e)
 
-    def eval_Sort(self, e, env):
+        def agg(ev, env):
+            items = []
+            old = env.get(slot, _ABSENT)
+            try:
+                for x in items_of(ev, env):
+                    env[slot] = x
+                    if cond is not None and not cond(ev, env):
+                        continue
+                    if tests:
+                        t = bool(elem(ev, env))
+                        if t is decides:
+                            return t
+                        items.append(t)
+                    elif f == "first":
+                        return elem(ev, env)
+                    else:
+                        items.append(elem(ev, env))
+            finally:
+                _restore(env, slot, old)
+            if f == "count":
+                return sum(1 for x in items if x)
+            if f == "sum":
+                return sum(items)
+            if f == "any":
+                return any(items)
+            if f == "all":
+                return all(items)
+            if f == "first":
+                return None
+            return runtime.extreme(items, min if f == "min" else max, f, where)
+        return agg
+
+    def fn_Sort(self, e):
         slot = self.p.slots[e]
-        items = self.iterate(e.iter, env)
+        items_of = self.iterate_fn(e.iter)
+        keys = [(self.nn_fn(k.key), k.descending) for k in e.keys]
 
-        def key(x):
-            env[slot] = x
+        def sort(ev, env):
+            items = items_of(ev, env)
+
+            def key(x):
+                env[slot] = x
+                out = []
+                for k, descending in keys:
+                    v = k(ev, env)
+                    out.append(-v if descending else v)
+                return tuple(out)
+
+            old = env.get(slot, _ABSENT)
+            try:
+                return tuple(sorted(items, key=key))
+            finally:
+                _restore(env, slot, old)
+        return sort
+
+    def fn_ListLit(self, e):
+        items = [self.kept_fn(x, self.fn(x)) for x in e.items]
+        return lambda ev, env: tuple([x(ev, env) for x in items])
+
+    def fn_SetLit(self, e):
+        items, where = [self.fn(x) for x in e.items], self.at(e)
+
+        def set_lit(ev, env):
+            values = [x(ev, env) for x in items]
+            if None in values:
+                runtime.fault_set_none(where)
+            return frozenset(values)
+        return set_lit
+
+    def fn_ArrayLit(self, e):
+        items = [self.kept_fn(x, self.fn(x)) for x in self.p.array_values[e]]
+        return lambda ev, env: tuple([x(ev, env) for x in items])
+
+    def fn_Comp(self, e):
+        slot = self.p.slots[e]
+        items_of = self.iterate_fn(e.iter)
+        cond = self.fn(e.cond) if e.cond is not None else None
+        elem = self.kept_fn(e.elem, self.fn(e.elem)) if e.kind == "list" else self.fn(e.elem)
+        is_set, where = e.kind == "set", self.at(e.elem)
+
+        def comp(ev, env):
             out = []
-            for k in e.keys:
-                v = self.nn(k.key, env)
-                out.append(-v if k.descending else v)
+            old = env.get(slot, _ABSENT)
+            try:
+                for x in items_of(ev, env):
+                    env[slot] = x
+                    if cond is None or cond(ev, env):
+                        out.append(elem(ev, env))
+            finally:
+                _restore(env, slot, old)
+            if is_set:
+                if None in out:
+                    runtime.fault_set_none(where)
+                return frozenset(out)
             return tuple(out)
-
-        old = env.get(slot, _ABSENT)
-        try:
-            return tuple(sorted(items, key=key))
-        finally:
-            _restore(env, slot, old)
-
-    def eval_ListLit(self, e, env):
-        return tuple(self.kept(x, self.eval(x, env)) for x in e.items)
-
-    def eval_SetLit(self, e, env):
-        items = [self.eval(x, env) for x in e.items]
-        if None in items:
-            runtime.fault_set_none(loc(e.span))
-        return frozenset(items)
-
-    def eval_ArrayLit(self, e, env):
-        return tuple(self.kept(x, self.eval(x, env)) for x in self.p.array_values[e])
-
-    def eval_Comp(self, e, env):
-        slot = self.p.slots[e]
-        out = []
-        old = env.get(slot, _ABSENT)
-        try:
-            for x in self.iterate(e.iter, env):
-                env[slot] = x
-                if e.cond is None or self.truth(e.cond, env):
-                    out.append(self.kept(e.elem, self.eval(e.elem, env)) if e.kind == "list"
-                               else self.eval(e.elem, env))
-        finally:
-            _restore(env, slot, old)
-        if e.kind == "set":
-            if None in out:
-                runtime.fault_set_none(loc(e.elem.span))
-            return frozenset(out)
-        return tuple(out)
+        return comp
 
 
 def _restore(env: dict, slot: str, old) -> None:

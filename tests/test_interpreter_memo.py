@@ -159,7 +159,7 @@ def test_the_static_reads_cover_every_read_a_def_makes(path, monkeypatch):
     game = rulelang.load(path, backend="interpreter")
     seen: dict[str, set] = {}
     stack: list[str] = []
-    run_def, var = engine._Evaluator._run_def, engine._Evaluator.var
+    run_def, init = engine._Evaluator._run_def, engine._Evaluator.__init__
 
     def spy_run(self, d, args):
         stack.append(d.name)
@@ -168,13 +168,23 @@ def test_the_static_reads_cover_every_read_a_def_makes(path, monkeypatch):
         finally:
             stack.pop()
 
-    def spy_var(self, name):
-        for d in stack:
-            seen.setdefault(d, set()).add(name)
-        return var(self, name)
+    class SpyVars:
+        """The state's variables, each read noted for the defs being run."""
+
+        def __init__(self, vars):
+            self.vars = vars
+
+        def __getitem__(self, name):
+            for d in stack:
+                seen.setdefault(d, set()).add(name)
+            return self.vars[name]
+
+    def spy_init(self, game, state):
+        init(self, game, state)
+        self.vars = SpyVars(self.vars)
 
     monkeypatch.setattr(engine._Evaluator, "_run_def", spy_run)
-    monkeypatch.setattr(engine._Evaluator, "var", spy_var)
+    monkeypatch.setattr(engine._Evaluator, "__init__", spy_init)
     _play(game, seed=3)
     assert seen
     for d, names in seen.items():

@@ -100,7 +100,7 @@ def test_every_node_kind_has_a_checker_an_evaluator_and_an_emitter():
     with open(os.path.join(ROOT, "rulelang", "check.py"), encoding="utf-8") as f:
         check_src = f.read()
     for k in expr_kinds:
-        assert hasattr(_Evaluator, f"eval_{k.__name__}"), k
+        assert hasattr(_Evaluator, f"fn_{k.__name__}"), k
         assert hasattr(Emitter, f"emit_{k.__name__}"), k
         assert f"ast.{k.__name__}" in check_src, k
     for k in stmt_kinds | {rast.Run, rast.Choose, rast.Chance, rast.Finish}:

@@ -26,9 +26,11 @@ that changes no result, no fault and no limit:
 - `any` / `all` stop at their first deciding element when no element can fault (faults.py, a
   small conservative analysis of the interpreter's own); otherwise every element is evaluated,
   as the language defines, so a later element's fault is still reported.
-- Expressions: eval_<Node> is found in a table per evaluator class (consts.ExprEvaluator);
-  comprehensions bind their variable in place instead of copying the env per element; node
-  locations (for fault messages) and Growth answers are worked out once per node.
+- Expressions: each node's meaning is made once into a function of (evaluator, locals) by
+  consts.ExprEvaluator.fn_<Node>, a plain transcription of that meaning with what depends only
+  on the node (its name's slot, its operator, its location, its Growth answer) looked up when
+  the function is made, so an evaluation does not dispatch on the node or resolve a name again;
+  comprehensions bind their variable in place instead of copying the env per element.
 """
 
 from __future__ import annotations
@@ -106,10 +108,15 @@ class Game:
         self.reads = Reads(program)
         self.never_faults = NeverFaults(self.constants)
         self._option_slots: dict[ast.Option, tuple[str, ...]] = {}
+        self._def_parts: dict[ast.DefDecl, tuple] = {}
         self.readers: dict[str, list] = {}
         # standing options, flat: option index len(decision's options) + j is the j-th
         self.standing = [(sd, opt) for sd in program.standing for opt in sd.options]
         self._watched: set = set()
+        # the interpreter's own functions of expression nodes (consts.ExprEvaluator.fn)
+        self.fns: dict[object, object] = {}
+        # per `when` test: the outside locals that key its memo table, or None (not memoised)
+        self.when_keys: dict[object, tuple[str, ...] | None] = {}
 
     def watch(self, key) -> None:
         """List memo table `key` (a DefDecl or a `when` expression) under the state variables it
@@ -162,6 +169,21 @@ class Game:
         out = self._option_slots.get(opt)
         if out is None:
             out = self._option_slots[opt] = tuple(self.program.slots[p] for p in opt.params)
+        return out
+
+    def def_parts(self, d: ast.DefDecl) -> tuple:
+        """The frame slots of a def's parameters; the function of its body if that is an
+        expression, else None; and where a none it gives is a fault (None if its return type
+        allows none)."""
+        out = self._def_parts.get(d)
+        if out is None:
+            body, where = None, None
+            if not isinstance(d.body, ast.Block):
+                body = _Evaluator(self, None).fn(d.body)
+                if self.program.def_ret[d.name].kind not in ("opt", "none", "any"):
+                    where = self.constants.locs[d.body]
+            out = self._def_parts[d] = (tuple(self.program.slots[p] for p in d.params), body,
+                                        where)
         return out
 
     def option_types(self, opt: ast.Option) -> tuple[T.Type, ...]:
@@ -593,14 +615,11 @@ class _Evaluator(ExprEvaluator):
     """The shared expression evaluator, with the state, defs, statements and decisions."""
 
     def __init__(self, game: Game, state: State | None) -> None:
-        super().__init__(game.constants)
+        super().__init__(game.constants, game.fns)
         self.g = game
         self.s = state
-
-    def var(self, name: str):
-        if self.s is None:
-            return super().var(name)
-        return self.s.vars[name]
+        if state is not None:
+            self.vars = state.vars
 
     def num_players(self, e) -> int:
         if self.s is None:
@@ -611,14 +630,25 @@ class _Evaluator(ExprEvaluator):
         nf = self.g.never_faults
         return nf(e.elem) and (e.cond is None or nf(e.cond))
 
-    def call_def(self, d: ast.DefDecl, args: list):
+    def call_def(self, d: ast.DefDecl, args: tuple):
+        """A def's value, remembered per argument tuple in the def's memo table."""
         if self.s is None:
             return self._run_def(d, args)
-        return self._memoised(d, tuple(args), self._run_def, d, args)
+        table = self.s._memo.get(d)
+        if table is None:
+            table = self._new_table(d)
+        v = table.get(args, _MISSING)
+        if v is _MISSING:
+            v = table[args] = self._run_def(d, args)
+        elif VERIFY_MEMO:
+            fresh = self._run_def(d, args)
+            assert fresh == v and type(fresh) is type(v), (d, args, v, fresh)
+        return v
 
-    def _run_def(self, d: ast.DefDecl, args: list):
-        local = {self.p.slots[f]: a for f, a in zip(d.params, args)}
-        if isinstance(d.body, ast.Block):
+    def _run_def(self, d: ast.DefDecl, args):
+        slots, body, where = self.g.def_parts(d)
+        local = dict(zip(slots, args))
+        if body is None:
             try:
                 self.exec_block(d.body, local)
             except _Return as r:
@@ -626,33 +656,39 @@ class _Evaluator(ExprEvaluator):
                     runtime.fault_none(loc(r.node.value.span))
                 return r.value
             raise AssertionError("checked defs always return")  # pragma: no cover
-        return self.conv(d.body, local, self.p.def_ret[d.name])
-
-    def _memoised(self, table_key, key, fn, *args):
-        """fn(*args), remembered in the state's memo table `table_key` under `key` until a
-        write drops the table (State.write). A value that faults is not remembered, so the
-        fault comes again, at the same place, the next time."""
-        memo = self.s._memo
-        table = memo.get(table_key)
-        if table is None:
-            self.g.watch(table_key)
-            table = memo[table_key] = {}
-        v = table.get(key, _MISSING)
-        if v is _MISSING:
-            v = table[key] = fn(*args)
-        elif VERIFY_MEMO:
-            fresh = fn(*args)
-            assert fresh == v and type(fresh) is type(v), (table_key, key, v, fresh)
+        v = body(self, local)
+        if v is None and where is not None:  # conv() written out
+            runtime.fault_none(where)
         return v
+
+    def _new_table(self, key) -> dict:
+        """The state's memo table `key` (a def or a `when` test), made empty. Its values stay
+        until a write to a variable it reads drops it (State.write); a value that faults is
+        never stored, so the fault comes again, at the same place, the next time."""
+        self.g.watch(key)
+        table = self.s._memo[key] = {}
+        return table
 
     # -- decisions and chance
     def when(self, e, env: dict) -> bool:
         """An option's `when` test, remembered per values of the outside locals it reads if it
         calls a def or has an aggregate (a plain test is cheaper to redo than to look up)."""
-        if not self.g.reads.costly(e):
-            return self.truth(e, env)
-        key = tuple([env.get(s, _MISSING) for s in self.g.reads.locals_of(e)])
-        return self._memoised(e, key, self.truth, e, env)
+        slots = self.g.when_keys.get(e, _MISSING)
+        if slots is _MISSING:
+            slots = self.g.when_keys[e] = self.g.reads.locals_of(e) \
+                if self.g.reads.costly(e) else None
+        if slots is None:
+            return bool(self.fn(e)(self, env))
+        key = tuple([env.get(s, _MISSING) for s in slots])
+        table = self.s._memo.get(e)
+        if table is None:
+            table = self._new_table(e)
+        v = table.get(key, _MISSING)
+        if v is _MISSING:
+            v = table[key] = bool(self.fn(e)(self, env))
+        elif VERIFY_MEMO:
+            assert v is bool(self.fn(e)(self, env)), (e, key, v)
+        return v
 
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
         runs = []
@@ -675,20 +711,29 @@ class _Evaluator(ExprEvaluator):
         slots = self.g.option_slots(opt)
         if not slots:
             return [()] if opt.when is None or self.when(opt.when, env) else []
-        if len(slots) == 1:
-            # the common case, without the general walk of _bindings
-            values = self._domain(opt.params[0], slots[0], env)
-            if opt.when is None:
-                return list(zip(values))
-            combos = []
+        out: list[tuple] = []
+        self._bind(opt, slots, 0, env, out)
+        return out
+
+    def _bind(self, opt: ast.Option, slots: tuple[str, ...], i: int, env: dict,
+              out: list) -> None:
+        """Bind the option's parameters i.. in env to each combination of their values in
+        turn, adding to out the values of those for which its `when` holds."""
+        slot, when = slots[i], opt.when
+        values = self._domain(opt.params[i], slot, env)
+        if i + 1 < len(slots):
             for v in values:
-                env[slots[0]] = v
-                if self.when(opt.when, env):
-                    combos.append((v,))
-            return combos
-        return [tuple(env[s] for s in slots)
-                for _ in self._bindings(opt.params, 0, env)
-                if opt.when is None or self.when(opt.when, env)]
+                env[slot] = v
+                self._bind(opt, slots, i + 1, env, out)
+        elif when is None:  # the last parameter, no test: each value is a candidate
+            head = tuple([env[s] for s in slots[:i]])
+            out += [head + (v,) for v in values]
+        else:  # the last parameter: each value is a candidate if `when` holds
+            for v in values:
+                env[slot] = v
+                if self.when(when, env):
+                    out.append(tuple([env[s] for s in slots]))
+        env.pop(slot, None)
 
     def _domain(self, prm: ast.OParam, slot: str, env: dict) -> list:
         """The values an option parameter runs over, in order."""
@@ -700,18 +745,6 @@ class _Evaluator(ExprEvaluator):
             allowed = set(self.iterate(prm.domain, env))
             return [v for v in dom if v in allowed]
         return list(dom)
-
-    def _bindings(self, params, i, env):
-        """Bind params[i:] in env to each combination of their values in turn (a generator:
-        the caller reads env at each step)."""
-        if i == len(params):
-            yield
-            return
-        slot = self.p.slots[params[i]]
-        for v in self._domain(params[i], slot, env):
-            env[slot] = v
-            yield from self._bindings(params, i + 1, env)
-        env.pop(slot, None)
 
     def outcomes(self, ins: ChanceAt, frame: dict) -> _Choices:
         node = ins.node
@@ -731,8 +764,14 @@ class _Evaluator(ExprEvaluator):
         return _Choices(self.g, ins, [(0, [(v,) for v, _w in kept])], [w for _v, w in kept])
 
     # -- statements (no pauses: the lowering handles those)
+    _execs: dict[type, object] = {}
+
     def exec(self, s, env: dict) -> None:
-        getattr(self, "exec_" + type(s).__name__)(s, env)
+        """Run statement s: exec_<Stmt>, found in a table by the statement's class."""
+        f = self._execs.get(type(s))
+        if f is None:
+            f = self._execs[type(s)] = getattr(_Evaluator, "exec_" + type(s).__name__)
+        f(self, s, env)
 
     def exec_block(self, b: ast.Block, env: dict) -> None:
         for s in b.stmts:

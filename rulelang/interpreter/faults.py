@@ -2,7 +2,7 @@
 at the first deciding element when no element could have faulted (otherwise every element is
 evaluated, as the language defines, so a later element's fault is still reported).
 
-Deliberately small and conservative, in the interpreter's own terms (what each eval_<Node> of
+Deliberately small and conservative, in the interpreter's own terms (what each fn_<Node> of
 consts.ExprEvaluator checks): a node kind it does not know may fault. It is kept apart from the
 code generator's analysis on purpose, so the two back ends do not share a mistake.
 """

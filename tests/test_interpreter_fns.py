@@ -1,0 +1,145 @@
+"""The interpreter's expression functions (consts.ExprEvaluator.fn_<Node>): each node's meaning is
+made once, with its names resolved to their slots then, and shared by every evaluation, state
+and clone of a game. Names that are spelled alike but bound in different places (a def's
+parameters and the flow's locals, nested comprehension variables, the locals of a re-entered
+phase, a standing body's player) must still each read their own value; a table's found values
+are kept, a lookup that faults faults again. Exact values on both back ends."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import rulelang
+
+SHADOW = """
+game Shadow
+players 2..2
+param base: int = 3
+const twice_base: int = base * 2
+table bonus(k: int) -> int { 1 => 10, 2 => 20, 4.. => 40 }
+state {
+  log: list<int> = []
+  n: int = 0
+}
+# `x` and `k` are also flow locals and comprehension variables below
+def grow(x: int, k: int) -> int = x * 10 + k
+def nested(x: int) -> int = sum(x * y for y in [z + x for z in 0..1] if y > 0)
+def local_let(k: int) -> int {
+  let x = k + 100
+  return x + count(y > 0 for y in [k, -k])
+}
+phase again(x: int) depth 2 {
+  choose players[0] {
+    go(k: int in 1..2) when grow(x, k) > 0 {
+      push grow(x, k) to log
+      push sum(y for y in [k]) + sum(y * 100 for y in [x]) to log
+    }
+  }
+  if x < 2 {
+    run again(x + 1)
+  }
+  push x to log
+}
+standing p {
+  peek(k: int in 1..2) when k > n {
+    let x = k * 1000 + n
+    push x to log
+    n += 1
+  }
+}
+flow {
+  let x = 7
+  let k = 5
+  push grow(k, x) to log
+  push nested(2) to log
+  push local_let(x) to log
+  push [y * 2 for y in [x, k]][1] to log
+  push bonus(1) + bonus(2) + bonus(9) + twice_base to log
+  run again(1)
+  push x to log
+  choose players[1] {
+    look(j: int in 1..4) when j != 3 {
+      push bonus(j) to log
+    }
+  }
+}
+score p => len(log)
+"""
+
+
+def shadow(backend):
+    return rulelang.load_text(SHADOW, "shadow.rules", backend=backend)
+
+
+def test_each_name_reads_its_own_binding(backend):
+    s = shadow(backend).new_game(2)
+    # grow(5, 7); nested(2): y in [2, 3] -> 2*2 + 2*3; local_let(7): 107 + 1 (only 7 > 0);
+    # [14, 10][1]; 10 + 20 + 40 + 6
+    assert s.get_var("log") == [57, 10, 108, 10, 76]
+    assert s.legal_actions() == ["go(1)", "go(2)", "peek(1)", "peek(2)"]
+    s.apply("go(2)")  # activation x=1: grow(1, 2); the two y are k and x
+    assert s.get_var("log")[5:] == [12, 102]
+    assert json.loads(s.to_json())["locals"] == {"k": 5, "x": 2, "x@1": 1}
+    s.apply("peek(2)")  # the standing body's own x (2000 + n); the phase's x is kept
+    assert s.get_var("log")[7:] == [2000]
+    assert s.legal_actions() == ["go(1)", "go(2)", "peek(2)"]
+    s.apply("go(1)")  # activation x=2, then back out: x=2, then x=1, then the flow's x=7
+    assert s.get_var("log")[8:] == [21, 201, 2, 1, 7]
+    assert s.legal_actions() == ["look(1)", "look(2)", "look(4)", "peek(2)"]
+    s.apply("look(4)")
+    assert s.get_var("log")[-1] == 40 and s.is_terminal()
+
+
+def test_clones_and_games_share_the_functions_but_not_the_values(backend):
+    game = shadow(backend)
+    s = game.new_game(2)
+    c = s.clone()
+    s.apply("go(1)")
+    c.apply("go(2)")
+    assert s.get_var("log")[5:] == [11, 101] and c.get_var("log")[5:] == [12, 102]
+    t = game.new_game(2)
+    assert t.get_var("log") == [57, 10, 108, 10, 76] and t.legal_actions()[:2] == ["go(1)",
+                                                                                   "go(2)"]
+
+
+MISSING_ROW = """
+game Rows
+players 2..2
+table bonus(k: int) -> int { 1 => 10, 2 => 20 }
+state { got: int = 0 }
+flow {
+  while got < 100 {
+    choose players[0] {
+      take(k: int in 1..3) { got += bonus(k) }
+    }
+  }
+}
+score p => got
+"""
+
+
+def test_a_table_lookup_that_faults_faults_again_and_a_found_value_is_kept(backend):
+    s = rulelang.load_text(MISSING_ROW, "rows.rules", backend=backend).new_game(2)
+    s.apply("take(2)")
+    for _ in range(2):
+        with pytest.raises(rulelang.RulesRuntimeError) as err:
+            s.apply("take(3)")
+        assert (err.value.location, err.value.message) == (
+            "rows.rules:9:37", "table 'bonus' has no row for (3)")
+        assert s.get_var("got") == 20
+    s.apply("take(2)")
+    s.apply("take(1)")
+    assert s.get_var("got") == 50
+
+
+def test_constants_may_name_constants_declared_after_them():
+    """A constant's function is made before a constant it names is worked out: it reads the
+    value when it runs (and no constant is worked out twice or out of turn)."""
+    text = ("game C\nplayers 2..2\nconst a: int = b + X.v\nconst b: int = 2\n"
+            "enum E(v: int) { X(b + 3) }\n"
+            "state { n: int = a }\nflow { finish }\nscore p => n\n")
+    for backend in ("interpreter", "compiled"):
+        s = rulelang.load_text(text, "c.rules", backend=backend).new_game(2)
+        assert s.get_var("n") == 7
