@@ -157,3 +157,30 @@ def test_kernel_on_random_programs():
                 faults += a[1] is not None
     assert played >= 40
     assert faults >= 3  # faults inside the kernel restore the state as the protocol does
+
+
+class _CountingRandom(random.Random):
+    """A Random of another class: the kernel calls its randrange (no inline draw)."""
+
+    def __init__(self, seed):
+        super().__init__(seed)
+        self.calls = 0
+
+    def randrange(self, *args):
+        self.calls += 1
+        return super().randrange(*args)
+
+
+def test_kernel_draws_through_randrange_of_other_random_classes():
+    """A plain random.Random is drawn from inline (getrandbits, as its randrange does), any
+    other class through its own randrange: the same games either way."""
+    game = _compiled(os.path.join(RULES, "acquire.rules"), None)
+    plain, other = game.new_game(4), game.new_game(4)
+    rng, plain_rng = _CountingRandom(11), random.Random(11)
+    steps = game.playout(plain, plain_rng, "random_end", 400)
+    assert game.playout(other, rng, "random_end", 400) == steps
+    assert plain.is_terminal()
+    assert rng.calls == sum(steps) - 1 == 354  # the end declaration is taken without a draw
+    assert plain.digest() == other.digest()
+    assert plain.history == other.history
+    assert rng.getstate() == plain_rng.getstate()

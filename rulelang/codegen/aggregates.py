@@ -74,8 +74,16 @@ class AggregatePrinter:
         t = sk.tmp()
         init = {"count": "0", "sum": "0", "any": "False", "all": "True"}.get(f, "None")
         sk.emit(f"{t} = {init}")
+        cap = self._capture_any.pop(id(e), None) if f == "any" else None
+        if cap is not None:  # the members passing, for the decision after this test
+            sk.emit(f"{cap} = []")
         ic = self._loop(e, c)
         body = ic.sink
+        if cap is not None:
+            body.emit(f"if {self.ex(e.elem, ic)}:")
+            body.emit(f"    {cap}.append({ic.py[self.p.slots[e]]})")
+            body.emit(f"    {t} = True")
+            return t
         if f == "count":
             body.emit(f"if {self.ex(e.elem, ic)}:")
             body.emit(f"    {t} += 1")

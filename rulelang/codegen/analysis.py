@@ -15,6 +15,21 @@ from rulelang.errors import RulesRuntimeError, Span
 from rulelang.semantics import BUILTINS
 
 
+def _all_nodes(x):
+    """Every AST node under x, x included, through tuples of tuples (an `if`'s branches, which
+    tree._walk does not enter)."""
+    if isinstance(x, tuple | list):
+        for y in x:
+            yield from _all_nodes(y)
+        return
+    if not hasattr(x, "__dataclass_fields__") or isinstance(x, Span):
+        return
+    yield x
+    for f in x.__dataclass_fields__:
+        if f != "span":
+            yield from _all_nodes(getattr(x, f))
+
+
 class Analysis:
     def safe(self, e) -> bool:
         """Whether evaluating e can never raise (and always ends): such code may be moved,
@@ -330,6 +345,105 @@ class Analysis:
                         out.setdefault(j, []).append((i, ag))
                         break
         return out
+
+    def shared_any(self, cond, options) -> tuple[int, ast.Agg] | None:
+        """The first `any(P(x) for x in D)` evaluated by `cond` (through `and`, `or`, `not` and
+        inlined expression defs whose arguments are locals), at most once, that is the `when`
+        of a one-parameter option `o(x: T [in D]) when P(x)` (x over all members of an enum,
+        or over a set or an int range D): (option index, the aggregate), or None."""
+        found: list[tuple[ast.Agg, dict]] = []
+        count: dict[int, int] = {}
+
+        def walk(e, env):  # env: slot of a def parameter -> the flow local passed for it
+            if isinstance(e, ast.BinOp) and e.op in ("and", "or"):
+                walk(e.left, env)
+                walk(e.right, env)
+            elif isinstance(e, ast.Not):
+                walk(e.operand, env)
+            elif isinstance(e, ast.Agg) and e.func == "any" and e.cond is None:
+                count[id(e)] = count.get(id(e), 0) + 1
+                found.append((e, env))
+            elif isinstance(e, ast.Call) and self.p.refs.get(e, ("",))[0] == "def" \
+                    and e.name in self.plan.inline:
+                d = self.p.defs[e.name]
+                if isinstance(d.body, ast.Block):
+                    return
+                inner = {}
+                for a, f in zip(e.args, d.params):
+                    ref = self.p.refs.get(a) if isinstance(a, ast.Name) else None
+                    if ref is None or ref[0] != "local":
+                        return
+                    inner[self.p.slots[f]] = env.get(ref[1], ref[1])
+                walk(d.body, inner)
+
+        walk(cond, {})
+        for ag, env in found:
+            if count[id(ag)] != 1:
+                continue
+            outer = {}
+            for prm_slot, local in env.items():
+                if local in outer:
+                    break  # one local passed for two parameters: not renamed
+                outer[local] = prm_slot
+            else:
+                for oi, opt in enumerate(options):
+                    if len(opt.params) != 1 or opt.when is None:
+                        continue
+                    prm = opt.params[0]
+                    pslot = self.p.slots[prm]
+                    t = T.strip(self.p.slot_types[pslot])
+                    if prm.domain is None:
+                        ref = self.p.refs.get(ag.iter) if isinstance(ag.iter, ast.Name) else None
+                        if t.kind != "enum" or ref != ("enum_all", t.name):
+                            continue
+                    elif T.strip(self.t(prm.domain)).kind not in ("set",) and not (
+                            t.kind == "int" and isinstance(prm.domain, ast.Range)):
+                        continue
+                    elif not self._same(prm.domain, ag.iter, outer):
+                        continue
+                    if pslot in outer or not self._same(
+                            opt.when, ag.elem, {**outer, pslot: self.p.slots[ag]}):
+                        continue
+                    return oi, ag
+        return None
+
+    def def_reads(self, d: ast.DefDecl, seen: set | None = None) -> frozenset | None:
+        """The state variables a def reads, directly or through the defs it calls (None if it
+        calls a def with a block body that is not structured: then it is not cached)."""
+        seen = set() if seen is None else seen
+        if d.name in seen:
+            return frozenset()
+        seen.add(d.name)
+        out: set[str] = set()
+        for node in _all_nodes(d):
+            ref = self.p.refs.get(node) if hasattr(node, "span") else None
+            if ref is None:
+                continue
+            if ref[0] == "state":
+                out.add(ref[1])
+            elif ref[0] == "def" and isinstance(node, ast.Call):
+                inner = self.def_reads(self.p.defs[ref[1]], seen)
+                if inner is None:
+                    return None
+                out |= inner
+        return frozenset(out)
+
+    def def_nodes(self, d: ast.DefDecl) -> int:
+        """AST nodes of a def with the defs it calls, or 0 when it has no aggregate, comprehension
+        or loop (then computing it costs about as much as reading a kept value)."""
+        nodes, loops, todo, seen = 0, False, [d], set()
+        while todo:
+            x = todo.pop()
+            if x.name in seen:
+                continue
+            seen.add(x.name)
+            for node in _all_nodes(x):
+                nodes += 1
+                if isinstance(node, ast.Agg | ast.Comp | ast.Sort | ast.For | ast.While):
+                    loops = True
+                if isinstance(node, ast.Call) and self.p.refs.get(node, ("",))[0] == "def":
+                    todo.append(self.p.defs[node.name])
+        return nodes if loops else 0
 
     def _same(self, a, b, ren: dict) -> bool:
         """Whether two expressions are the same code (spans aside), reading the same names

@@ -45,6 +45,7 @@ class DecisionPrinter:
         reuse = self.plan.reused_any.get(pc, {})
         starts: dict[int, str] = {}
         needed = {i for lst in reuse.values() for i, _ag in lst}
+        listed = {oi for cpc, oi, _ag in self.plan.shared_any.values() if cpc == pc}
         for oi, opt in enumerate(node.options):
             if oi in needed:
                 starts[oi] = fn.tmp()
@@ -52,15 +53,25 @@ class DecisionPrinter:
             known = {id(ag): f"(len(out) > {starts[i]})" for i, ag in reuse.get(oi, ())}
             self._known_any = known
             try:
+                lines = self._option(oi, opt, fn, pre, shared)
+                if oi in listed and lines:
+                    # the members the test before the decision found (passes.plan_shared_any)
+                    pair = (f"ARGS_{d}_{ident(opt.name)}[v]"
+                            if self.plan.options[(pc, oi)].small_domain is not None
+                            else f"({oi}, (v,))")
+                    lines = ["    if known is not None:",
+                             "        for v in known:",
+                             f"            out.append({pair})",
+                             "    else:", *["    " + x for x in lines]]
                 if opt.name in self.p.end_actions:
                     # where the first end declaration is, for end_action_index()
                     e = fn.tmp()
                     body.append(f"    {e} = len(out)")
-                    body.extend(self._option(oi, opt, fn, pre, shared))
+                    body.extend(lines)
                     body.append(f"    if s._endk < 0 and len(out) > {e}:")
                     body.append(f"        s._endk = {e}")
                 else:
-                    body.extend(self._option(oi, opt, fn, pre, shared))
+                    body.extend(lines)
             finally:
                 self._known_any = {}
         if self.p.standing:
@@ -68,7 +79,8 @@ class DecisionPrinter:
             # decision has legal actions of its own
             body += ["    if out:", "        legal_standing(s, out)"]
         out = self._tables + [
-            f"def legal_{d}(s):  # rules:{line}: the choices of this decision", "    out = []",
+            f"def legal_{d}(s{', known=None' if listed else ''}):  # rules:{line}: "
+            "the choices of this decision", "    out = []",
             "    s._endk = -1"]
         out += pre.lines + body + ["    return out"]
         # strings

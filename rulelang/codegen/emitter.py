@@ -57,6 +57,10 @@ class Emitter(Analysis, ExprPrinter, AggregatePrinter, StmtPrinter, FlowPrinter,
         self._pc = -1  # the decision being printed
         self._tables: list[str] = []  # its constant tables
         self._known_any: dict[int, str] = {}  # id(any-aggregate) -> code reusing an option
+        # flow test being printed: id(any-aggregate) -> list keeping its passing members, and
+        # the decision right after the test, with that list (passes.plan_shared_any)
+        self._capture_any: dict[int, str] = {}
+        self._pre_choose: tuple[int, str] | None = None
         self._end: dict[int, int] = {}  # flow: basic block start -> end
         self._heads: set[int] = set()  # flow: blocks that start a function
         self._head_lines: dict[int, int] = {}

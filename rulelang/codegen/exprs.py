@@ -410,6 +410,18 @@ class ExprPrinter:
         ref = self.p.refs[e]
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
+            if c.sink is not None and d.name in self.plan.cached_defs:
+                # kept on the state until a variable it reads is written (plan_cached_defs)
+                attr = f"s.c_{ident(d.name)}"
+                t = c.sink.tmp()
+                c.sink.emit(f"{t} = {attr}")
+                c.sink.emit(f"if {t} is None:")
+                inner = c.sink.deeper()
+                cc = Ctx(c.py, inner, c.hoist)
+                code = (self.inline_call(e, d, cc) if d.name in self.plan.inline
+                        else f"def_{ident(d.name)}(s)")
+                inner.emit(f"{t} = {attr} = {code}")
+                return t
             if c.sink is not None and d.name in self.plan.inline:
                 return self.inline_call(e, d, c)
             parts = []

@@ -147,7 +147,16 @@ class FlowPrinter:
                 return sk.lines
             elif isinstance(ins, JumpIfNot):
                 ci, pre = one(ins.cond)
-                code = self.ex(ins.cond, ci)
+                shared = self.plan.shared_any.get(pc)
+                cap = None
+                if shared is not None:  # passes.plan_shared_any
+                    cap = fn.tmp()
+                    sk.emit(f"{cap} = None")
+                    self._capture_any = {shared[2]: cap}
+                try:
+                    code = self.ex(ins.cond, ci)
+                finally:
+                    self._capture_any = {}
                 # a flow `while`: its bodies may start max_loop_steps times between two pauses
                 count = [] if ins.loop is None else [
                     "s._loops += 1", "if s._loops > LIMIT_LOOP_STEPS:",
@@ -164,7 +173,12 @@ class FlowPrinter:
                 done(pre)
                 for line in count:
                     sk.emit("    " + line)
-                sk.lines.extend(self._goto(pc + 1, ind + 1, fn))
+                outer = self._pre_choose
+                self._pre_choose = (shared[0], cap) if shared is not None else None
+                try:
+                    sk.lines.extend(self._goto(pc + 1, ind + 1, fn))
+                finally:
+                    self._pre_choose = outer
                 sk.lines.extend(self._goto(ins.target, ind, fn))
                 return sk.lines
             elif isinstance(ins, FinishAt):
@@ -177,7 +191,9 @@ class FlowPrinter:
                 w = self.L(ins.node.span)
                 sk.emit(f"s.pc = {pc}")
                 sk.emit(f"s.current_player = {self.nn(ins.node.player, c)}")
-                sk.emit(f"acts = legal_{self.names.pause[pc]}(s)")
+                known = self._pre_choose
+                extra = f", {known[1]}" if known is not None and known[0] == pc else ""
+                sk.emit(f"acts = legal_{self.names.pause[pc]}(s{extra})")
                 sk.emit("if not acts:")
                 if ins.orelse >= 0:  # `choose ... else`: no pause, nothing in the history
                     sk.lines.extend(self._goto(ins.orelse, ind + 1, fn))

@@ -205,11 +205,15 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     loop_attrs = [a for k in range(low.loop_count)
                   for a in (f"it_{em.names.loop[k]}", f"ix_{em.names.loop[k]}")]
     local_attrs += loop_attrs
+    # values of defs kept between writes (passes.plan_cached_defs): None until computed
+    cache_attrs = [f"c_{ident(name)}" for name in em.plan.cached_defs]
+    local_attrs += cache_attrs
     all_attrs = [f"v_{ident(v.name)}" for v in program.state_vars] + local_attrs
 
     clone = [f"c.v_{ident(v.name)} = " + _copy_code(program.state_types[v.name],
                                                     f"self.v_{ident(v.name)}")
              for v in program.state_vars]
+    clone += [f"c.{a} = self.{a}" for a in cache_attrs]
     # Flow locals: only those in scope at the pause (and the loops open there) are copied; the
     # others are dead (each is bound again before it is read) and appear in no JSON.
     clone_fns: list[str] = []
@@ -255,7 +259,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
                          key=lambda x: tuple(map(int, x[0].split("_")[1:]))),
         functions=functions, blocks=blocks, block_table=block_table, pauses=pauses,
         texts=texts, acts=acts,
-        init=init, all_attrs=all_attrs,
+        init=init, all_attrs=all_attrs, cache_attrs=cache_attrs,
         apply_table=[applies.get(pc, "None") for pc in range(len(low.code))],
         clone=clone, clone_fns=clone_fns, clone_table=clone_table,
         local_attrs=tuple(local_attrs), score=score_lines,
@@ -267,7 +271,8 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     # and only those, are copied from rulelang.runtime.
     text, read, defined = link(text)
     imports, helpers = helpers_for(read, defined)
-    imports = sorted(imports) + ["from fractions import Fraction"]
+    imports = sorted(imports) + ["from fractions import Fraction",
+                                 "from random import Random as _Random"]
     text = text.replace(_IMPORTS_MARK, "\n".join(imports), 1)
     text = text.replace(_HELPERS_MARK, helpers.rstrip("\n"), 1)
     text = wrap_module(text)

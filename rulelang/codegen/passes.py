@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from rulelang import ast
 from rulelang import types as T
+from rulelang.codegen.analysis import _all_nodes
 from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured, _walk
 from rulelang.consts import key_match
 from rulelang.lower import (
@@ -36,6 +37,9 @@ SMALL_BLOCK = 3
 # entered from before, at most HEAD_INLINE_DEPTH levels deep.
 HEAD_INLINE_SIZE = 64
 HEAD_INLINE_DEPTH = 2
+# A parameterless def of at least this many AST nodes (callees included), with an aggregate or a
+# loop, keeps its value on the state between writes of what it reads.
+CACHE_NODES = 8
 
 
 @dataclass
@@ -79,6 +83,12 @@ class Plan:
     # reset_loops: they also reset the counter of counted flow `while` bodies
     resume_in_apply: bool = False
     reset_loops: bool = False
+    # a test (JumpIfNot pc) whose `any` lists an option of the decision right after it
+    # (plan_shared_any): test pc -> (decision pc, option index, id(any aggregate))
+    shared_any: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    # parameterless defs whose value is kept on the state until a state variable they read is
+    # written (plan_cached_defs): def name -> those variables
+    cached_defs: dict[str, frozenset] = field(default_factory=dict)
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -378,8 +388,63 @@ def plan_resume_in_apply(an, plan: Plan) -> None:
                            for ins in an.low.code)
 
 
+def plan_shared_any(an, plan: Plan) -> None:
+    """A flow test (`while` or `if`) followed, with nothing but phase changes and jumps in
+    between, by a decision, where the test contains `any(P(x) for x in D)` (directly or in an
+    inlined def whose arguments are locals) and an option of the decision is `o(x: T [in D])
+    when P(x)` with the same D and P (the def's parameters standing for those locals): the test
+    keeps the members passing P in a list (its `any` is whether the list is non-empty), and the
+    decision's legal function, called right after it, lists that option from the list instead
+    of testing P again. The brief's `while bought < 3 and can_buy(p) { choose p { buy(c) when
+    <can_buy's test of c> ... } }`. Safe: the interpreter's `any` evaluates P on every member in
+    order (unless nothing can fault, when the order cannot be seen), and so does the list; the
+    state and the locals P reads do not change in between, so the option's members are the
+    same and any fault P could raise was raised by the test first, as in the interpreter. When
+    the `any` is not evaluated (short-circuited), the list stays None and the legal function
+    tests P itself."""
+    code = an.low.code
+    for pc, ins in enumerate(code):
+        if not isinstance(ins, JumpIfNot):
+            continue
+        nxt, seen = pc + 1, set()
+        while nxt < len(code) and nxt not in seen and isinstance(code[nxt], Jump | SetPhase):
+            seen.add(nxt)
+            nxt = code[nxt].target if isinstance(code[nxt], Jump) else nxt + 1
+        if nxt >= len(code) or not isinstance(code[nxt], ChooseAt):
+            continue
+        found = an.shared_any(ins.cond, code[nxt].node.options)
+        if found is not None:
+            plan.shared_any[pc] = (nxt, found[0], id(found[1]))
+
+
+def plan_cached_defs(an, plan: Plan) -> None:
+    """A def with no parameters, a plain value (int, bool, enum member or player: never none,
+    nothing mutable to share), at least CACHE_NODES nodes with an aggregate or a loop in them
+    (callees included), called from two places or more, is kept on the state (attribute
+    c_<def>) once computed, and forgotten (set to None) by every statement that writes a state
+    variable it reads, directly or through the defs it calls: `can_end()` reading `size` and
+    `ending`, asked at every decision of a turn. Clone copies the value, set_vars forgets it, a
+    new game starts without it. Safe: a def reads only state and constants and changes
+    nothing, so while none of the variables it reads is written its value is the same; a call
+    that faults stores nothing (the next call faults again, as in the interpreter), and a value
+    was stored only by a call that did not fault, which a call on the same state would not do
+    either."""
+    calls: dict[str, int] = {}
+    for node in _all_nodes(an.p.module.decls):
+        if isinstance(node, ast.Call) and an.p.refs.get(node, ("",))[0] == "def":
+            calls[node.name] = calls.get(node.name, 0) + 1
+    for d in an.p.defs.values():
+        if d.params or calls.get(d.name, 0) < 2 \
+                or an.p.def_ret[d.name].kind not in ("int", "bool", "enum", "player"):
+            continue
+        reads = an.def_reads(d)
+        if reads is None or an.def_nodes(d) < CACHE_NODES:
+            continue
+        plan.cached_defs[d.name] = reads
+
+
 PASSES = (plan_inlining, plan_dense_tables, plan_phase_sets, plan_options, plan_reused_any,
-          plan_mask_patterns, plan_flow, plan_resume_in_apply)
+          plan_mask_patterns, plan_flow, plan_resume_in_apply, plan_shared_any, plan_cached_defs)
 
 
 def run_passes(an, plan: Plan) -> Plan:

@@ -95,6 +95,12 @@ class StmtPrinter:
         else:
             fn(s, Ctx(c.py, sk, None), ret)
             lines = sk.lines
+        target = getattr(s, "target", None)
+        if isinstance(target, ast.LValue) and self.p.refs[target][0] == "state":
+            # kept values of defs that read the variable are forgotten (plan_cached_defs)
+            var = self.p.refs[target][1]
+            lines += ["    " * ind + f"s.c_{ident(name)} = None"
+                      for name, reads in self.plan.cached_defs.items() if var in reads]
         # The marker lets the module map a generated line back to its .rules line.
         if lines and "  # rules:" not in lines[0]:
             lines[0] = lines[0] + f"  # rules:{s.span.line}"

@@ -18,6 +18,7 @@ This module needs only the Python standard library.
 import hashlib
 import json
 from fractions import Fraction
+from random import Random as _Random
 
 CHANCE = -1
 TERMINAL = -2
@@ -92,9 +93,24 @@ class BitsCache(dict):
     def __missing__(self, m):
         if m < 256:
             return SMALL_BITS[m]
+        nbytes = (m.bit_length() + 7) >> 3
+        if m.bit_count() * 2 <= nbytes + 2:
+            # sparse (a hand of a few tiles among 108): peeling off the lowest bit beats
+            # walking every byte; such masks are mostly new, so this is the common miss
+            out = []
+            rest = m
+            while rest:
+                low = rest & -rest
+                out.append(low.bit_length() - 1)
+                rest ^= low
+            r = tuple(out)
+            if len(self) >= 2048:
+                self.clear()
+            self[m] = r
+            return r
         # byte by byte, each non-zero byte's members from a table (3x faster than peeling off
         # the lowest bit once a mask has a few dozen members, as a board does)
-        data = m.to_bytes((m.bit_length() + 7) >> 3, "little")
+        data = m.to_bytes(nbytes, "little")
         rows = BYTE_BITS
         while len(rows) < len(data):
             base = 8 * len(rows)
@@ -711,6 +727,12 @@ GAME = Game()
 PLAYOUT_POLICIES = ("random", "random_end")
 
 
+# random.Random.randrange(n) is _randbelow_with_getrandbits(n) in this Python (playout draws it
+# inline then)
+_PLAIN_RANDBELOW = getattr(_Random, "_randbelow", None) is getattr(
+    _Random, "_randbelow_with_getrandbits", 0)
+
+
 def playout(s, rng, policy="random_end", max_steps=-1):
     """Play on from s, in place, to the end of the game (or for max_steps steps; -1: no limit)
     with a driver's policy inlined: "random" (uniform legal choices), "random_end" (the same,
@@ -723,6 +745,10 @@ def playout(s, rng, policy="random_end", max_steps=-1):
         raise ValueError(f"unknown playout policy {policy!r} (known: {PLAYOUT_POLICIES})")
     ends = policy != "random"
     randrange = rng.randrange
+    # With a plain random.Random, randrange(n) is drawn here as it draws it (random's
+    # _randbelow_with_getrandbits: n.bit_length() bits until below n): the same numbers
+    # without its two Python frames per draw.
+    bits_of = rng.getrandbits if type(rng) is _Random and _PLAIN_RANDBELOW else None
     apply = _APPLY
     decisions = steps = 0
     h0 = len(s.history)
@@ -733,11 +759,25 @@ def playout(s, rng, policy="random_end", max_steps=-1):
             if cp >= 0:
                 k = s._endk if ends else -1
                 if k < 0:
-                    k = randrange(len(acts))
+                    n = len(acts)
+                    if bits_of is not None and n:
+                        b = n.bit_length()
+                        k = bits_of(b)
+                        while k >= n:
+                            k = bits_of(b)
+                    else:
+                        k = randrange(n)
                 decisions += 1
             elif cp == CHANCE:
                 if type(acts) is int:  # uniform over the members of a set
-                    k = randrange(acts.bit_count())
+                    n = acts.bit_count()
+                    if bits_of is not None and n:
+                        b = n.bit_length()
+                        k = bits_of(b)
+                        while k >= n:
+                            k = bits_of(b)
+                    else:
+                        k = randrange(n)
                 else:
                     w0 = acts[0][1]
                     for _v, w in acts:
@@ -763,24 +803,24 @@ def playout(s, rng, policy="random_end", max_steps=-1):
 def new_game(num_players):
     return GAME.new_game(num_players)
 
-_LINEMAP = {218: 35, 219: 36, 220: 39, 221: 39, 222: 39, 223: 39, 224: 39, 225: 39, 226: 62,
-        227: 62, 228: 62, 229: 62, 230: 62, 231: 62, 232: 62, 233: 62, 234: 62, 235: 62, 236: 62,
-        237: 62, 238: 62, 239: 62, 240: 62, 241: 62, 242: 62, 243: 62, 244: 62, 245: 62, 246: 68,
-        247: 69, 248: 69, 249: 69, 250: 69, 251: 69, 252: 70, 253: 70, 254: 70, 255: 70, 256: 70,
-        257: 70, 258: 70, 259: 70, 260: 70, 261: 70, 262: 51, 263: 52, 264: 52, 265: 52, 266: 52,
-        267: 52, 268: 52, 269: 52, 270: 52, 271: 52, 272: 52, 273: 52, 274: 52, 275: 52, 276: 52,
-        277: 52, 278: 52, 279: 52, 280: 52, 281: 52, 282: 68, 283: 69, 284: 69, 285: 69, 286: 69,
-        287: 69, 288: 70, 289: 70, 290: 70, 291: 70, 292: 70, 293: 70, 294: 55, 295: 55, 296: 55,
-        297: 55, 298: 55, 299: 55, 300: 55, 301: 55, 302: 55, 303: 55, 304: 55, 305: 55, 306: 55,
-        307: 55, 308: 68, 309: 69, 310: 69, 311: 69, 312: 69, 313: 69, 314: 70, 315: 70, 316: 70,
-        317: 70, 318: 70, 319: 70, 320: 74, 321: 74, 322: 74, 323: 74, 324: 74, 325: 74, 326: 74,
-        327: 74, 328: 74, 329: 74, 330: 74, 331: 74, 332: 74, 333: 74, 334: 74, 335: 74, 336: 74,
-        337: 74, 338: 68, 339: 69, 340: 69, 341: 69, 342: 69, 343: 69, 344: 70, 345: 70, 346: 70,
-        347: 70, 348: 70, 349: 70, 350: 70, 351: 70, 352: 70, 353: 70, 354: 70, 355: 70, 356: 70,
-        357: 70, 358: 70, 359: 49, 360: 49, 361: 49, 362: 49, 363: 49, 364: 49, 365: 49, 366: 49,
-        367: 49, 368: 49, 369: 49, 370: 49, 371: 49, 372: 49, 373: 49, 374: 49, 375: 49, 376: 49,
-        377: 50, 378: 50, 379: 50, 380: 54, 381: 54, 382: 54, 383: 54, 384: 54, 385: 54, 386: 54,
-        387: 54, 388: 54, 389: 54, 390: 54, 391: 54, 392: 54, 393: 54, 394: 54, 395: 54, 396: 54,
-        397: 54, 398: 54, 399: 54, 400: 54, 401: 54, 402: 54, 403: 54, 404: 54, 405: 54, 406: 54,
-        407: 54, 408: 54, 409: 54, 410: 54, 411: 54, 412: 54, 413: 54, 449: 31, 450: 32, 451: 32,
-        452: 32, 656: 77, 657: 77, 658: 77}
+_LINEMAP = {234: 35, 235: 36, 236: 39, 237: 39, 238: 39, 239: 39, 240: 39, 241: 39, 242: 62,
+        243: 62, 244: 62, 245: 62, 246: 62, 247: 62, 248: 62, 249: 62, 250: 62, 251: 62, 252: 62,
+        253: 62, 254: 62, 255: 62, 256: 62, 257: 62, 258: 62, 259: 62, 260: 62, 261: 62, 262: 68,
+        263: 69, 264: 69, 265: 69, 266: 69, 267: 69, 268: 70, 269: 70, 270: 70, 271: 70, 272: 70,
+        273: 70, 274: 70, 275: 70, 276: 70, 277: 70, 278: 51, 279: 52, 280: 52, 281: 52, 282: 52,
+        283: 52, 284: 52, 285: 52, 286: 52, 287: 52, 288: 52, 289: 52, 290: 52, 291: 52, 292: 52,
+        293: 52, 294: 52, 295: 52, 296: 52, 297: 52, 298: 68, 299: 69, 300: 69, 301: 69, 302: 69,
+        303: 69, 304: 70, 305: 70, 306: 70, 307: 70, 308: 70, 309: 70, 310: 55, 311: 55, 312: 55,
+        313: 55, 314: 55, 315: 55, 316: 55, 317: 55, 318: 55, 319: 55, 320: 55, 321: 55, 322: 55,
+        323: 55, 324: 68, 325: 69, 326: 69, 327: 69, 328: 69, 329: 69, 330: 70, 331: 70, 332: 70,
+        333: 70, 334: 70, 335: 70, 336: 74, 337: 74, 338: 74, 339: 74, 340: 74, 341: 74, 342: 74,
+        343: 74, 344: 74, 345: 74, 346: 74, 347: 74, 348: 74, 349: 74, 350: 74, 351: 74, 352: 74,
+        353: 74, 354: 68, 355: 69, 356: 69, 357: 69, 358: 69, 359: 69, 360: 70, 361: 70, 362: 70,
+        363: 70, 364: 70, 365: 70, 366: 70, 367: 70, 368: 70, 369: 70, 370: 70, 371: 70, 372: 70,
+        373: 70, 374: 70, 375: 49, 376: 49, 377: 49, 378: 49, 379: 49, 380: 49, 381: 49, 382: 49,
+        383: 49, 384: 49, 385: 49, 386: 49, 387: 49, 388: 49, 389: 49, 390: 49, 391: 49, 392: 49,
+        393: 50, 394: 50, 395: 50, 396: 54, 397: 54, 398: 54, 399: 54, 400: 54, 401: 54, 402: 54,
+        403: 54, 404: 54, 405: 54, 406: 54, 407: 54, 408: 54, 409: 54, 410: 54, 411: 54, 412: 54,
+        413: 54, 414: 54, 415: 54, 416: 54, 417: 54, 418: 54, 419: 54, 420: 54, 421: 54, 422: 54,
+        423: 54, 424: 54, 425: 54, 426: 54, 427: 54, 428: 54, 429: 54, 465: 31, 466: 32, 467: 32,
+        468: 32, 672: 77, 673: 77, 674: 77}
