@@ -121,7 +121,7 @@ def test_every_node_kind_has_an_evaluator_and_an_emitter():
     stmt_kinds = [rast.Let, rast.Assign, rast.AugAssign, rast.Add, rast.Remove, rast.Push,
                   rast.If, rast.For, rast.While, rast.Return, rast.Break, rast.Fail, rast.Reveal]
     for k in expr_kinds:
-        assert hasattr(_Evaluator, f"eval_{k.__name__}"), k
+        assert hasattr(_Evaluator, f"fn_{k.__name__}"), k
         assert hasattr(Emitter, f"emit_{k.__name__}"), k
     for k in stmt_kinds:
         assert hasattr(_Evaluator, f"exec_{k.__name__}"), k

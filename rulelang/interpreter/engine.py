@@ -30,7 +30,13 @@ that changes no result, no fault and no limit:
   consts.ExprEvaluator.fn_<Node>, a plain transcription of that meaning with what depends only
   on the node (its name's slot, its operator, its location, its Growth answer) looked up when
   the function is made, so an evaluation does not dispatch on the node or resolve a name again;
-  comprehensions bind their variable in place instead of copying the env per element.
+  comprehensions bind their variable in place instead of copying the env per element. These
+  functions are not generated code: each is a closure written out in consts.py, calling its
+  children's functions and the shared semantics (BINARY_OPS, BUILTINS, runtime) with the same
+  checks, in the same order, at the same locations as the language defines; none is left out
+  because of a type or a constant (that is the code generator's business).
+- A table's value is kept per argument tuple once found (tables are constants); a lookup with
+  no row is not kept and faults again.
 """
 
 from __future__ import annotations
