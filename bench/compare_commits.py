@@ -150,6 +150,9 @@ def main() -> None:
                         for p in range(g.min_players, g.max_players + 1)]
             else:
                 rows = [(None, min(max(args.players, g.min_players), g.max_players))]
+            if not os.path.exists(os.path.join(old, os.path.relpath(path, HERE))):
+                print(f"{os.path.basename(path):<36} (not in {args.rev[:12]})", flush=True)
+                continue
             for variant, players in rows:
                 label = f"{os.path.basename(path)} {variant or ''} {players}p"
                 if args.callgrind:

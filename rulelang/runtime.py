@@ -495,8 +495,10 @@ def reveal(seen, history, names, draws=()):
     hidden draws (marked with their one viewer, or -1 for nobody) of the chance nodes `draws`
     made so far become public (None)."""
     for i, w in enumerate(seen):
-        if w is not None and action_name(history[i]) in (names if w <= -2 else draws):
-            seen[i] = None
+        if w is not None:
+            group = names if w <= -2 else draws
+            if group and action_name(history[i]) in group:
+                seen[i] = None
 
 
 def canonical_json(obj):
