@@ -427,12 +427,10 @@ class ExprEvaluator:
 
     def iterate_fn(self, e):
         """e's function, its value (a set or list) as a tuple in order."""
-        f, where = self.fn(e), self.at(e)
+        f = self.nn_fn(e)
 
         def iterate(ev, env):
             v = f(ev, env)
-            if v is None:
-                runtime.fault_none(where)
             return tuple(sorted(v)) if isinstance(v, frozenset) else tuple(v)
         return iterate
 
