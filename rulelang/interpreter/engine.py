@@ -330,6 +330,25 @@ class _Choices:
         return self._uneven
 
 
+class _Singles:
+    """The candidates of a one-parameter option with no `when` test: its domain's values, each
+    as a 1-tuple when asked for (a bid may have a thousand)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values) -> None:
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, k: int) -> tuple:
+        return (self.values[k],)
+
+    def __iter__(self):
+        return ((v,) for v in self.values)
+
+
 class State:
     """One game position. Implements the engine protocol of DESIGN.md section 4."""
 
@@ -629,24 +648,36 @@ class _Evaluator(ExprEvaluator):
 
     # -- decisions and chance
     def when(self, e, env: dict) -> bool:
-        """An option's `when` test, remembered per values of the outside locals it reads if it
-        calls a def or has an aggregate (a plain test is cheaper to redo than to look up)."""
-        slots = self.g.when_keys.get(e, _MISSING)
-        if slots is _MISSING:
-            slots = self.g.when_keys[e] = self.g.reads.locals_of(e) \
-                if self.g.reads.costly(e) else None
+        """An option's `when` test (see when_fn)."""
+        return bool(self.when_fn(e)(self, env))
+
+    def when_fn(self, e):
+        """The function f(ev, env) of an option's `when` test e, made once: remembered per
+        values of the outside locals it reads if it calls a def or has an aggregate (a plain
+        test is cheaper to redo than to look up; its function is e's own, whose value the
+        caller takes as true or false)."""
+        key = ("when", e)
+        f = self.fns.get(key)
+        if f is not None:
+            return f
+        test = self.fn(e)
+        slots = self.g.reads.locals_of(e) if self.g.reads.costly(e) else None
         if slots is None:
-            return bool(self.fn(e)(self, env))
-        key = tuple([env.get(s, _MISSING) for s in slots])
-        table = self.s._memo.get(e)
-        if table is None:
-            table = self._new_table(e)
-        v = table.get(key, _MISSING)
-        if v is _MISSING:
-            v = table[key] = bool(self.fn(e)(self, env))
-        elif VERIFY_MEMO:
-            assert v is bool(self.fn(e)(self, env)), (e, key, v)
-        return v
+            f = test
+        else:
+            def f(ev, env):
+                key = tuple([env.get(s, _MISSING) for s in slots])
+                table = ev.s._memo.get(e)
+                if table is None:
+                    table = ev._new_table(e)
+                v = table.get(key, _MISSING)
+                if v is _MISSING:
+                    v = table[key] = bool(test(ev, env))
+                elif VERIFY_MEMO:
+                    assert v is bool(test(ev, env)), (e, key, v)
+                return v
+        self.fns[key] = f
+        return f
 
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
         runs = []
@@ -663,46 +694,72 @@ class _Evaluator(ExprEvaluator):
                     runs.append((n + j, combos))
         return _Choices(self.g, ins, runs, None)
 
-    def _combos(self, opt: ast.Option, env: dict) -> list[tuple]:
+    def option_parts(self, opt: ast.Option) -> tuple:
+        """An option's parameter slots, the function of each parameter's domain, and its
+        `when` test's function (None without one), made once."""
+        key = ("option", opt)
+        parts = self.fns.get(key)
+        if parts is None:
+            slots = self.g.option_slots(opt)
+            domains = tuple(self.domain_fn(prm, slot) for prm, slot in zip(opt.params, slots))
+            test = self.when_fn(opt.when) if opt.when is not None else None
+            parts = self.fns[key] = (slots, domains, test)
+        return parts
+
+    def _combos(self, opt: ast.Option, env: dict):
         """The parameter values of an option's legal actions, in order (env: the locals its
-        domains and `when` may read; the parameters are bound in it as they go)."""
-        slots = self.g.option_slots(opt)
+        domains and `when` may read; the parameters are bound in it as they go): a sequence of
+        value tuples."""
+        slots, domains, test = self.option_parts(opt)
         if not slots:
-            return [()] if opt.when is None or self.when(opt.when, env) else []
+            return [()] if test is None or test(self, env) else []
+        if len(slots) == 1 and test is None:
+            return _Singles(domains[0](self, env))  # each value is a candidate
         out: list[tuple] = []
-        self._bind(opt, slots, 0, env, out)
+        self._bind(slots, domains, test, 0, env, out)
         return out
 
-    def _bind(self, opt: ast.Option, slots: tuple[str, ...], i: int, env: dict,
+    def _bind(self, slots: tuple[str, ...], domains: tuple, test, i: int, env: dict,
               out: list) -> None:
         """Bind the option's parameters i.. in env to each combination of their values in
-        turn, adding to out the values of those for which its `when` holds."""
-        slot, when = slots[i], opt.when
-        values = self._domain(opt.params[i], slot, env)
+        turn, adding to out the values of those for which its `when` test holds."""
+        slot = slots[i]
+        values = domains[i](self, env)
         if i + 1 < len(slots):
             for v in values:
                 env[slot] = v
-                self._bind(opt, slots, i + 1, env, out)
-        elif when is None:  # the last parameter, no test: each value is a candidate
+                self._bind(slots, domains, test, i + 1, env, out)
+        else:  # the last parameter: the values of the others are bound
             head = tuple([env[s] for s in slots[:i]])
-            out += [head + (v,) for v in values]
-        else:  # the last parameter: each value is a candidate if `when` holds
-            for v in values:
-                env[slot] = v
-                if self.when(when, env):
-                    out.append(tuple([env[s] for s in slots]))
+            if test is None:  # each value is a candidate
+                out += [head + (v,) for v in values]
+            else:  # each value is a candidate if `when` holds
+                for v in values:
+                    env[slot] = v
+                    if test(self, env):
+                        out.append(head + (v,))
         env.pop(slot, None)
 
-    def _domain(self, prm: ast.OParam, slot: str, env: dict) -> list:
-        """The values an option parameter runs over, in order."""
+    def domain_fn(self, prm: ast.OParam, slot: str):
+        """The function giving the values an option parameter runs over, in order: an int
+        parameter's collection, or the members of its enum, player or bool type (those in its
+        collection, if it names one)."""
         t = self.p.slot_types[slot]
         if t.kind == "int":
-            return list(self.iterate(prm.domain, env))
-        dom = self.g.domain(t, self.s.num_players)
-        if prm.domain is not None:
-            allowed = set(self.iterate(prm.domain, env))
+            return self.iterate_fn(prm.domain)
+        g = self.g
+        every = None if T.strip(t).kind == "player" else g.domain(t, 0)
+        allowed_of = self.nn_fn(prm.domain) if prm.domain is not None else None
+
+        def domain(ev, env):
+            dom = every if every is not None else range(ev.s.num_players)
+            if allowed_of is None:
+                return dom
+            allowed = allowed_of(ev, env)  # a set or list: only membership counts
+            if not isinstance(allowed, frozenset):
+                allowed = set(allowed)
             return [v for v in dom if v in allowed]
-        return list(dom)
+        return domain
 
     def outcomes(self, ins: ChanceAt, frame: dict) -> _Choices:
         node = ins.node
