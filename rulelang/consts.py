@@ -544,16 +544,18 @@ class ExprEvaluator:
     def fn_Index(self, e):
         obj, ix = self.fn(e.obj), self.fn(e.index)
         at_obj, at_ix, where = self.at(e.obj), self.at(e.index), self.at(e)
-        item, fault_none = runtime.list_item, runtime.fault_none
+        fault_none, fault_index = runtime.fault_none, runtime.fault_index
 
-        def index(ev, env):  # nn() of both written out: a hot path of `when` tests
+        def index(ev, env):  # nn() of both and runtime.list_item written out: a hot path
             o = obj(ev, env)
             if o is None:
                 fault_none(at_obj)
             i = ix(ev, env)
             if i is None:
                 fault_none(at_ix)
-            return item(o, i, where)
+            if not 0 <= i < len(o):
+                fault_index(i, len(o), where)
+            return o[i]
         return index
 
     def fn_Attr(self, e):
@@ -582,17 +584,69 @@ class ExprEvaluator:
 
     def fn_Call(self, e):
         ref = self.p.refs[e]
+        fault_none = runtime.fault_none
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
-            args = [self.kept_fn(a, self.conv_fn(a, self.p.slot_types[self.p.slots[f]]))
-                    for a, f in zip(e.args, d.params)]
-            if len(args) == 1:  # the common cases, without a loop over the arguments
-                a0 = args[0]
-                return lambda ev, env: ev.call_def(d, (a0(ev, env),))
-            if len(args) == 2:
-                a0, a1 = args
-                return lambda ev, env: ev.call_def(d, (a0(ev, env), a1(ev, env)))
-            return lambda ev, env: ev.call_def(d, tuple([a(ev, env) for a in args]))
+            wants = [self.p.slot_types[self.p.slots[f]] for f in d.params]
+            if len(e.args) not in (1, 2):
+                args = [self.kept_fn(a, self.conv_fn(a, want)) for a, want in zip(e.args, wants)]
+                return lambda ev, env: ev.call_def(d, tuple([a(ev, env) for a in args]))
+            # The common cases, with conv_fn and kept_fn written out (a hot path): per argument
+            # its function, where a none is a fault (None if the parameter allows none), and
+            # where an int over the limit is (None if the argument cannot have grown).
+            top, bounded = self.int_max, runtime.bounded
+            (f0, n0, g0), *rest = [
+                (self.fn(a), None if want.kind in ("opt", "none", "any") else self.at(a),
+                 self.at(a) if self.k.growth(a) else None) for a, want in zip(e.args, wants)]
+            if not rest:
+                def call1(ev, env):
+                    v0 = f0(ev, env)
+                    if v0 is None:
+                        if n0 is not None:
+                            fault_none(n0)
+                    elif g0 is not None:
+                        bounded(v0, top, g0)
+                    return ev.call_def(d, (v0,))
+                return call1
+            (f1, n1, g1), = rest
+
+            def call2(ev, env):
+                v0 = f0(ev, env)
+                if v0 is None:
+                    if n0 is not None:
+                        fault_none(n0)
+                elif g0 is not None:
+                    bounded(v0, top, g0)
+                v1 = f1(ev, env)
+                if v1 is None:
+                    if n1 is not None:
+                        fault_none(n1)
+                elif g1 is not None:
+                    bounded(v1, top, g1)
+                return ev.call_def(d, (v0, v1))
+            return call2
+        if ref[0] == "builtin" and len(e.args) in (1, 2):
+            # one or two arguments, nn_fn written out (a hot path)
+            run, where = BUILTINS[e.name].run, self.at(e)
+            f0, at0 = self.fn(e.args[0]), self.at(e.args[0])
+            if len(e.args) == 1:
+                def builtin1(ev, env):
+                    v0 = f0(ev, env)
+                    if v0 is None:
+                        fault_none(at0)
+                    return run(ev, e, [v0], where)
+                return builtin1
+            f1, at1 = self.fn(e.args[1]), self.at(e.args[1])
+
+            def builtin2(ev, env):
+                v0 = f0(ev, env)
+                if v0 is None:
+                    fault_none(at0)
+                v1 = f1(ev, env)
+                if v1 is None:
+                    fault_none(at1)
+                return run(ev, e, [v0, v1], where)
+            return builtin2
         args = [self.nn_fn(a) for a in e.args]
         if ref[0] == "table":
             # A table is a constant function: the value found for an argument tuple is kept

@@ -325,8 +325,8 @@ def _emit_minus(a, b, where, sets):
     return f"({a} & ~{b})" if sets else f"({a} - {b})"
 
 
-def _order(op: str, fn: Callable, flip: str) -> BinaryOp:
-    return BinaryOp(op, "order", _check_order, lambda a, b, w: fn(a, b),
+def _order(op: str, run: Callable, flip: str) -> BinaryOp:
+    return BinaryOp(op, "order", _check_order, run,
                     lambda a, b, w, sets: f"({a} {op} {b})", flip)
 
 
@@ -345,10 +345,10 @@ BINARY_OPS: dict[str, BinaryOp] = {b.op: b for b in (
              lambda a, b, w, sets: f"({a} == {b})", "!="),
     BinaryOp("!=", "equal", _check_equal, lambda a, b, w: a != b,
              lambda a, b, w, sets: f"({a} != {b})", "=="),
-    _order("<", lambda a, b: a < b, ">="),
-    _order("<=", lambda a, b: a <= b, ">"),
-    _order(">", lambda a, b: a > b, "<="),
-    _order(">=", lambda a, b: a >= b, "<"),
+    _order("<", lambda a, b, w: a < b, ">="),
+    _order("<=", lambda a, b, w: a <= b, ">"),
+    _order(">", lambda a, b, w: a > b, "<="),
+    _order(">=", lambda a, b, w: a >= b, "<"),
     BinaryOp("+", "arith", _check_arith, _run_plus, _emit_plus),
     BinaryOp("-", "arith", _check_arith, lambda a, b, w: a - b, _emit_minus),
     BinaryOp("*", "arith", _check_arith, lambda a, b, w: a * b,
