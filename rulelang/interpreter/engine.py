@@ -74,6 +74,10 @@ VERIFY_MEMO = False
 
 _MISSING = object()
 
+# expression nodes (steady_parts), and those not worth remembering
+_EXPRS = ast.Expr.__args__
+_CHEAP = (ast.Name, ast.IntLit, ast.BoolLit, ast.NoneLit)
+
 
 def _format_bool(v) -> str:
     return "true" if v else "false"
@@ -591,6 +595,10 @@ class State:
 class _Evaluator(ExprEvaluator):
     """The shared expression evaluator, with the state, defs, statements and decisions."""
 
+    # While one decision's candidates are worked out (legal): the values found so far of the
+    # parts of its `when` tests and domains that read no option parameter (see steady_fn).
+    known: dict | None = None
+
     def __init__(self, game: Game, state: State | None) -> None:
         super().__init__(game.constants, game.fns)
         self.g = game
@@ -680,6 +688,7 @@ class _Evaluator(ExprEvaluator):
         return f
 
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
+        self.known = {}
         runs = []
         for oi, opt in enumerate(ins.node.options):
             combos = self._combos(opt, dict(frame))
@@ -701,6 +710,9 @@ class _Evaluator(ExprEvaluator):
         parts = self.fns.get(key)
         if parts is None:
             slots = self.g.option_slots(opt)
+            for x in [*(prm.domain for prm in opt.params), opt.when]:
+                if x is not None:
+                    self.steady_parts(x, frozenset(slots))
             domains = tuple(self.domain_fn(prm, slot) for prm, slot in zip(opt.params, slots))
             test = self.when_fn(opt.when) if opt.when is not None else None
             parts = self.fns[key] = (slots, domains, test)
@@ -739,6 +751,46 @@ class _Evaluator(ExprEvaluator):
                     if test(self, env):
                         out.append(head + (v,))
         env.pop(slot, None)
+
+    def steady_parts(self, e, params: frozenset[str]) -> None:
+        """Give the largest parts of expression e (an option's domain or `when` test) that read
+        no parameter of the option and no variable bound inside e the function steady_fn, so
+        that they are evaluated once per decision: before the functions of e are made, since
+        a node's function is made once and its parent's takes it then. Names, literals and
+        enum members are left alone (as cheap to read again as to look up)."""
+        reads = self.g.reads
+        moving = params | reads.bound_in(e)
+        todo = [e]
+        while todo:
+            x = todo.pop()
+            if x in self.fns:  # already made (e evaluated before): left as it is
+                continue
+            if isinstance(x, _EXPRS) and not isinstance(x, _CHEAP) \
+                    and not moving.intersection(reads.locals_of(x)):
+                self.fns[x] = self.steady_fn(x)
+            else:
+                todo += reads.children(x)
+
+    def steady_fn(self, e):
+        """e's function, its value remembered for the rest of the decision whose candidates are
+        being worked out (ev.known; none outside legal()). e reads no option parameter, the
+        state does not change while the candidates are listed, and e is evaluated the first
+        time where it always was: the same values and the same first fault (a value that
+        faults is not remembered; the listing stops there)."""
+        f = self.fn(e)
+
+        def steady(ev, env):
+            known = ev.known
+            if known is None:
+                return f(ev, env)
+            v = known.get(e, _MISSING)
+            if v is _MISSING:
+                v = known[e] = f(ev, env)
+            elif VERIFY_MEMO:
+                fresh = f(ev, env)
+                assert fresh == v and type(fresh) is type(v), (e, v, fresh)
+            return v
+        return steady
 
     def domain_fn(self, prm: ast.OParam, slot: str):
         """The function giving the values an option parameter runs over, in order: an int

@@ -86,6 +86,19 @@ class Reads:
             self._locals[e] = tuple(sorted(used - inner))
         return self._locals[e]
 
+    def bound_in(self, e) -> frozenset[str]:
+        """Slots of the locals bound inside e (comprehension and aggregate variables)."""
+        return frozenset(self.p.slots[n] for n in nodes(e) if n in self.p.slots)
+
+    @staticmethod
+    def children(x) -> list:
+        """The nodes directly under x (through tuples, as `nodes` goes)."""
+        out: list = []
+        for f in x.__dataclass_fields__:
+            if f != "span":
+                _direct(getattr(x, f), out)
+        return out
+
     def costly(self, e) -> bool:
         """Whether e calls a def or has an aggregate, comprehension or sort."""
         out = self._costly.get(e)
@@ -94,3 +107,11 @@ class Reads:
                 isinstance(n, ast.Agg | ast.Comp | ast.Sort)
                 or self.p.refs.get(n, ("",))[0] == "def" for n in nodes(e))
         return out
+
+
+def _direct(v, out: list) -> None:
+    if isinstance(v, tuple | list):
+        for y in v:
+            _direct(y, out)
+    elif hasattr(v, "__dataclass_fields__") and not isinstance(v, Span):
+        out.append(v)
