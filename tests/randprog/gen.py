@@ -342,7 +342,8 @@ class Gen:
         if ret == INT:
             body = f"{self.agg_int(env, ctx, 1)} + {self.agg_int(env, ctx, 1)}"
         else:
-            body = f"{self.agg_bool(env, ctx, 1)} or {self.agg_int(env, ctx, 1)} > {self.r.randint(0, 4)}"
+            body = (f"{self.agg_bool(env, ctx, 1)} or {self.agg_int(env, ctx, 1)} "
+                    f"> {self.r.randint(0, 4)}")
         out.append(f"def {name}() -> {ret} = {body}")
         self.defs.append((name, [], ret))
         self.kept_defs.append((name, ret))
@@ -360,8 +361,12 @@ class Gen:
         """A bool for a statement's condition (a leading `if` would swallow the block)."""
         if self.kept_defs and self.chance(0.3):
             name, ret = self.pick(self.kept_defs)
-            c = f"{name}()" if ret == BOOL else f"{name}() {self.pick(['>', '<='])} {self.r.randint(0, 9)}"
-            return c if self.chance(0.5) else f"{c} {self.pick(['and', 'or'])} {self.op(BOOL, env, ctx, d + 1)}"
+            c = f"{name}()"
+            if ret == INT:
+                c += f" {self.pick(['>', '<='])} {self.r.randint(0, 9)}"
+            if self.chance(0.5):
+                return c
+            return f"{c} {self.pick(['and', 'or'])} {self.op(BOOL, env, ctx, d + 1)}"
         c = self.expr(BOOL, env, ctx, d)
         return f"({c})" if c.startswith("if ") else c
 
