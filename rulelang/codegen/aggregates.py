@@ -19,10 +19,18 @@ class AggregatePrinter:
 
     def _loop(self, e, c: Ctx) -> Ctx:
         """`for var in iter:` (and `if not cond: continue`) in the sink; the body's context."""
-        it = self.iter_code(e.iter, c)
         inner, var = c.with_local(self.p.slots[e])
-        c.sink.emit(f"for {var} in {it}:")
+        walk = self.set_walk(e.iter, c, var)
+        if walk is None:
+            it = self.iter_code(e.iter, c)
+            c.sink.emit(f"for {var} in {it}:")
+        else:
+            for line in walk[0]:
+                c.sink.emit(line)
         body = c.sink.deeper()
+        if walk is not None:
+            for line in walk[1]:
+                body.emit(line)
         ic = inner.at(body)
         if e.cond is not None:
             body.emit(f"if {self.ex_not(e.cond, ic)}:")

@@ -245,9 +245,17 @@ class DecisionPrinter:
             scope = Sink(fn, ind, parent=scope)
         for i in range(m):
             sk = here(scope)
-            dom = doms[i](Ctx(c.py, sk, _Hoist(hoist_levels, levels, i - 1, shared)))
-            lines.extend(sk.lines)
-            lines.append("    " * ind + f"for {names[i]} in {dom}:")
+            dc = Ctx(c.py, sk, _Hoist(hoist_levels, levels, i - 1, shared))
+            walk = self.set_walk(opt.params[i].domain, dc, names[i]) \
+                if op.domains[i].kind == "set" else None
+            if walk is None:
+                dom = doms[i](dc)
+                lines.extend(sk.lines)
+                lines.append("    " * ind + f"for {names[i]} in {dom}:")
+            else:
+                lines.extend(sk.lines)
+                lines.extend("    " * ind + x for x in walk[0])
+                lines.extend("    " * (ind + 1) + x for x in walk[1])
             fn.loops += 1
             ind += 1
             scope = Sink(fn, ind, parent=scope)

@@ -89,6 +89,8 @@ class Plan:
     # parameterless defs whose value is kept on the state until a state variable they read is
     # written (plan_cached_defs): def name -> those variables
     cached_defs: dict[str, frozenset] = field(default_factory=dict)
+    # set expressions walked by peeling off the lowest member (plan_peel_sets): id(node)
+    peel: set[int] = field(default_factory=set)
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -443,8 +445,43 @@ def plan_cached_defs(an, plan: Plan) -> None:
         plan.cached_defs[d.name] = reads
 
 
+def plan_peel_sets(an, plan: Plan) -> None:
+    """A loop printed as a statement over a set (a `for`, an aggregate or comprehension walked
+    in a loop, an action parameter's `in` domain) walks the bit mask by peeling its lowest
+    member off (`while m: low = m & -m; m ^= low; x = low.bit_length() - 1; body`, the peel
+    before the body so that `continue` and `break` keep their meaning) instead of iterating
+    the tuple of members that `bits` builds (or finds in its cache). No tuple is built and a
+    loop that stops early pays only for the members it saw; a cache miss costs more than a
+    walk of a few members. Chosen for sets that are usually small: every set expression
+    except a whole-game state variable (one unindexed set per game, such as a board or a
+    bag, which can hold most of its type and is walked faster through the byte tables), and
+    not for sets of bools or of enums of at most 8 members (a table lookup gives those).
+    Safe: the members come in the same ascending order, and the mask is an int read once
+    before the loop, as the tuple was (a body that changes the set walks the old members)."""
+    for node in _all_nodes(an.p.module.decls):
+        if isinstance(node, ast.Agg | ast.Comp | ast.Sort):
+            it = node.iter
+        elif isinstance(node, ast.For):
+            it = node.iter
+        elif isinstance(node, ast.OParam):
+            it = node.domain
+        else:
+            continue
+        if it is None or T.strip(an.t(it)).kind != "set":
+            continue
+        elem = T.strip(an.t(it)).elem
+        if elem is None or elem.kind == "bool" or (
+                elem.kind == "enum" and len(an.p.enums[elem.name].members) <= 8):
+            continue
+        ref = an.p.refs.get(it) if isinstance(it, ast.Name) else None
+        if ref is not None and ref[0] == "state":
+            continue
+        plan.peel.add(id(it))
+
+
 PASSES = (plan_inlining, plan_dense_tables, plan_phase_sets, plan_options, plan_reused_any,
-          plan_mask_patterns, plan_flow, plan_resume_in_apply, plan_shared_any, plan_cached_defs)
+          plan_mask_patterns, plan_flow, plan_resume_in_apply, plan_shared_any, plan_cached_defs,
+          plan_peel_sets)
 
 
 def run_passes(an, plan: Plan) -> Plan:

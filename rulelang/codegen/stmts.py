@@ -203,8 +203,16 @@ class StmtPrinter:
     def emit_For(self, s, c, ret):
         slot = self.p.slots[s]
         var = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
-        c.sink.emit(f"for {var} in {self.iter_code(s.iter, c, snapshot=True)}:")
+        walk = self.set_walk(s.iter, c, var)
+        if walk is None:
+            c.sink.emit(f"for {var} in {self.iter_code(s.iter, c, snapshot=True)}:")
+        else:
+            for line in walk[0]:
+                c.sink.emit(line)
         body = c.sink.deeper()
+        if walk is not None:
+            for line in walk[1]:
+                body.emit(line)
         body.fn.loops += 1
         c.sink.lines.extend(self.stmts(s.body.stmts, c.at(body), body.ind, ret))
         body.fn.loops -= 1

@@ -15,13 +15,14 @@ from tests.conftest import ROOT
 from tests.differential.lockstep import snapshot
 
 PASSES = os.path.join(ROOT, "tests", "fixtures", "passes.rules")
+PEEL = os.path.join(ROOT, "tests", "fixtures", "peel.rules")
 
 
-def _play(players: int, seed: int) -> tuple[int, str | None]:
+def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]:
     """One random game on both back ends in lock step; a rules fault must be the same on both
     and leave both states as they were. Returns (steps, fault location or None)."""
-    a = rulelang.load(PASSES, backend="interpreter").new_game(players)
-    b = rulelang.load(PASSES, backend="compiled").new_game(players)
+    a = rulelang.load(path, backend="interpreter").new_game(players)
+    b = rulelang.load(path, backend="compiled").new_game(players)
     rng = random.Random(seed)
     for step in range(2000):
         assert snapshot(a) == snapshot(b), f"seed {seed} step {step}"
@@ -94,3 +95,27 @@ def test_cached_def_forgotten_by_set_vars_and_writes(backend):
     assert s.legal_actions() == dear
     s.apply("sell(Wood)")  # stock of Wood 0: 1 + 3 + 3, no longer dear
     assert s.legal_actions() == ["buy(Wood)", "buy(Stone)", "buy(Gold)", "stop()"]
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_peeled_sets_in_lockstep(players):
+    ends = {}
+    for seed in range(60):
+        _steps, where = _play(players, seed, PEEL)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at worth(7) in top_worth's `any` (the `if` test), in the walk over
+    # the local set (`for c in mine`) or in play's body
+    assert ends.get(None, 0) > 0
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == {"peel.rules:21:40", "peel.rules:47:19", "peel.rules:54:21"}
+
+
+def test_peeled_sets_are_used():
+    """Every walk over the pile and the local set peels the mask (plan_peel_sets); the deck, a
+    whole-game state set, keeps the table walk (it is walked only by the chance draw here)."""
+    src = compile_program(rulelang.check_file(PEEL))
+    peels = [line for line in src.splitlines() if line.endswith(".bit_length() - 1")]
+    # the pile's `for`, mine's `for`, high's count, top_worth's any, odd's comprehension (in
+    # odd's call and in the `if` test, inlined), play's domain
+    assert len(peels) >= 6
+    assert "bits(s.v_pile" not in src and "bits(_v_pile" not in src
