@@ -450,13 +450,15 @@ class ExprPrinter:
             dense = self.plan.dense.get(ref[1]) if c.sink is not None else None
             if dense is not None:
                 # the common keys straight from the tuple; the function for the rest
-                k = args[0]
+                # (a key that is not a simple name is bound by the range test, so the lookup
+                # stays one expression: an `and` around it needs no statements)
+                k = key = args[0]
                 if not is_simple(k):
-                    t = c.sink.tmp()
-                    c.sink.emit(f"{t} = {k}")
-                    k = t
+                    k = c.sink.tmp()
+                    key = f"({k} := {strip_parens(args[0])})"
                 lo, hi, _values = dense
-                return (f"(TABLE_{name}[{k} - {lo}] if {lo} <= {k} <= {hi} "
+                ix = f"{k} - {lo}" if lo else f"{k}"
+                return (f"(TABLE_{name}[{ix}] if {lo} <= {key} <= {hi} "
                         f"else table_{name}({k}, {self.L(e.span)}))")
             return f"table_{name}({', '.join(args)}, {self.L(e.span)})"
         entry = BUILTINS.get(e.name)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.analysis import _all_nodes
-from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured, _walk
+from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured
 from rulelang.consts import key_match
 from rulelang.lower import (
     ChanceAt,
@@ -107,7 +107,10 @@ def plan_dense_tables(an, plan: Plan) -> None:
     """A table with one int key and a value for every key in lo..hi (lo..hi at most
     DENSE_TABLE_SPAN wide) is also written as a tuple indexed by key - lo. Safe: the tuple holds
     the very values the rows give (the first matching row's), and keys outside lo..hi still go
-    through the row function, faults included."""
+    through the row function, faults included. A key that is not a plain name is bound by the
+    range test (`T[k - lo] if lo <= (k := key) <= hi else table_T(k, ...)`), so the lookup
+    stays one expression and a condition around it (an `and` in a loop test) needs no
+    statements and no temporary."""
     for name, t in an.p.tables.items():
         ktypes = [an.p.field_type(f) for f in t.params]
         rows = an.k.table_rows[name]
@@ -223,15 +226,15 @@ def plan_mask_patterns(an, plan: Plan) -> None:
     `any/all/count(n in S for n in neighbors(x))` and `{n for n in neighbors(x) if n in S}` on
     the neighbour masks (S cannot fault and does not read n), and `any/all(A[x] < K for x in
     E)` over every member of an enum as a test on min(A) or max(A) (nothing in it can fault).
-    Safe: when nothing can fault, the order and number of element tests cannot be seen."""
-    for d in an.p.module.decls:
-        for node in _walk(d):
-            if isinstance(node, ast.Agg | ast.Comp):
-                match = _match_nb_mask(an, node)
-                if match is None and isinstance(node, ast.Agg):
-                    match = _match_extreme(an, node)
-                if match is not None:
-                    plan.patterns[id(node)] = match
+    Safe: when nothing can fault, the order and number of element tests cannot be seen. (Every
+    node is visited, those in the branches of an `if` included.)"""
+    for node in _all_nodes(an.p.module.decls):
+        if isinstance(node, ast.Agg | ast.Comp):
+            match = _match_nb_mask(an, node)
+            if match is None and isinstance(node, ast.Agg):
+                match = _match_extreme(an, node)
+            if match is not None:
+                plan.patterns[id(node)] = match
 
 
 def _match_extreme(an, e: ast.Agg) -> tuple | None:
