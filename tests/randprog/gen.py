@@ -99,6 +99,7 @@ class Gen:
         self.state: list[Var] = []
         self.tables: list[tuple[str, list[str], str]] = []  # name, key types, result
         self.defs: list[tuple[str, list[str], str]] = []
+        self.kept_defs: list[tuple[str, str]] = []  # gen_kept_def: name, result type
         self.phases: list[tuple[str, list[str]]] = []
         self.deep_phases: set[int] = set()  # phases declared with `depth N`: may run themselves
         self.phase_text: dict[str, str] = {}  # phase name -> its body's lines
@@ -327,6 +328,26 @@ class Gen:
                 out += lines + body + ["}"]
             self.defs.append((name, args, ret))
             self.features.add("def")
+        if self.chance(0.5):
+            self.gen_kept_def(out)
+
+    def gen_kept_def(self, out: list[str]) -> None:
+        """A def of the shape the compiler keeps between writes (codegen plan_cached_defs): no
+        parameters, a plain result, aggregates over state; conditions call it often (cond), so
+        that statements writing what it reads come between its calls."""
+        name = self.name("kd")
+        ret = self.pick([INT, BOOL])
+        env = self.globals_env()
+        ctx = Ctx(pure=True, pauses=False, ret=ret)
+        if ret == INT:
+            body = f"{self.agg_int(env, ctx, 1)} + {self.agg_int(env, ctx, 1)}"
+        else:
+            body = (f"{self.agg_bool(env, ctx, 1)} or {self.agg_int(env, ctx, 1)} "
+                    f"> {self.r.randint(0, 4)}")
+        out.append(f"def {name}() -> {ret} = {body}")
+        self.defs.append((name, [], ret))
+        self.kept_defs.append((name, ret))
+        self.features.add("kept def")
 
     def globals_env(self) -> list[Var]:
         return self.params + self.consts + self.state
@@ -338,6 +359,14 @@ class Gen:
 
     def cond(self, env: list[Var], ctx: Ctx, d: int) -> str:
         """A bool for a statement's condition (a leading `if` would swallow the block)."""
+        if self.kept_defs and self.chance(0.3):
+            name, ret = self.pick(self.kept_defs)
+            c = f"{name}()"
+            if ret == INT:
+                c += f" {self.pick(['>', '<='])} {self.r.randint(0, 9)}"
+            if self.chance(0.5):
+                return c
+            return f"{c} {self.pick(['and', 'or'])} {self.op(BOOL, env, ctx, d + 1)}"
         c = self.expr(BOOL, env, ctx, d)
         return f"({c})" if c.startswith("if ") else c
 
