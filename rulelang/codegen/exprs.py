@@ -421,6 +421,8 @@ class ExprPrinter:
         ref = self.p.refs[e]
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
+            if c.sink is not None and d.name in self.plan.keyed_defs:
+                return self._keyed_call(e, d, c)
             if c.sink is not None and d.name in self.plan.cached_defs:
                 # kept on the state until a variable it reads is written (plan_cached_defs)
                 attr = f"s.c_{ident(d.name)}"
@@ -509,6 +511,35 @@ class ExprPrinter:
         except RulesRuntimeError:
             return None
         return list(self.p.graphs).index(name) if name in self.p.graphs else None
+
+    def _keyed_call(self, e: ast.Call, d: ast.DefDecl, c: Ctx) -> str:
+        """A call of a def kept per argument (passes.py, plan_keyed_defs): the argument, then
+        the kept value, computed (inlined when the plan says so) and kept when missing."""
+        arg = self.nn(e.args[0], c)
+        if not is_simple(arg):
+            t = c.sink.tmp()
+            c.sink.emit(f"{t} = {arg}")
+            arg = t
+        key = ("def", d.name, (arg,))
+        known = c.sink.recall(key)
+        if known is not None:
+            return known
+        attr = f"s.c_{ident(d.name)}"
+        kept, t = c.sink.tmp(), c.sink.tmp()
+        c.sink.emit(f"{kept} = {attr}")
+        c.sink.emit(f"if {kept} is None:")
+        c.sink.emit(f"    {kept} = {attr} = [None] * {self.plan.keyed_defs[d.name].size}")
+        c.sink.emit(f"{t} = {kept}[{arg}]")
+        c.sink.emit(f"if {t} is None:")
+        inner = c.sink.deeper()
+        if d.name in self.plan.inline:
+            cc = Ctx({self.p.slots[d.params[0]]: arg}, inner, c.hoist)
+            code = self.conv(d.body, cc, self.p.def_ret[d.name])
+        else:
+            code = f"def_{ident(d.name)}(s, {arg})"
+        inner.emit(f"{t} = {kept}[{arg}] = {code}")
+        c.sink.memo[key] = t
+        return t
 
     def inline_call(self, e: ast.Call, d: ast.DefDecl, c: Ctx) -> str:
         """An expression-bodied def expanded in place: arguments are evaluated (and none-checked)

@@ -101,10 +101,37 @@ class StmtPrinter:
             var = self.p.refs[target][1]
             lines += ["    " * ind + f"s.c_{ident(name)} = None"
                       for name, reads in self.plan.cached_defs.items() if var in reads]
+            lines += self._forget_keyed(target, var, c, f, ind)
         # The marker lets the module map a generated line back to its .rules line.
         if lines and "  # rules:" not in lines[0]:
             lines[0] = lines[0] + f"  # rules:{s.span.line}"
         return lines
+
+    def _forget_keyed(self, target, var: str, c: Ctx, f, ind: int) -> list[str]:
+        """After a write of the state variable var: the kept values of defs kept per argument
+        (plan_keyed_defs) that the write can change are forgotten: at the written index and
+        its neighbours when it is a plain local, else all of them."""
+        out: list[str] = []
+        pad = "    " * ind
+        ix = target.indices[0] if target.indices else None
+        for name, kd in self.plan.keyed_defs.items():
+            if var not in kd.deps:
+                continue
+            own, nb = kd.deps[var]
+            attr = f"s.c_{ident(name)}"
+            if not (isinstance(ix, ast.Name) and self.p.refs.get(ix, ("",))[0] == "local"):
+                out.append(f"{pad}{attr} = None")
+                continue
+            x = self.ex(ix, Ctx(c.py, Sink(f, ind), None))
+            kept = f.tmp()
+            out += [f"{pad}{kept} = {attr}", f"{pad}if {kept} is not None:"]
+            if own:
+                out.append(f"{pad}    {kept}[{x}] = None")
+            if nb:
+                u = f.tmp()
+                out += [f"{pad}    for {u} in NEIGHBORS_{ident(kd.enum)}[{x}]:",
+                        f"{pad}        {kept}[{u}] = None"]
+        return out
 
     def check_after(self, e, c: Ctx, name: str) -> None:
         """The int limit check of a plain int just stored in `name` (a local or an attribute)

@@ -16,6 +16,7 @@ from tests.differential.lockstep import snapshot
 
 PASSES = os.path.join(ROOT, "tests", "fixtures", "passes.rules")
 PEEL = os.path.join(ROOT, "tests", "fixtures", "peel.rules")
+KEYED = os.path.join(ROOT, "tests", "fixtures", "keyed.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]:
@@ -119,3 +120,35 @@ def test_peeled_sets_are_used():
     # odd's call and in the `if` test, inlined), play's domain
     assert len(peels) >= 6
     assert "bits(s.v_pile" not in src and "bits(_v_pile" not in src
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_keyed_defs_in_lockstep(players):
+    ends = {}
+    for seed in range(60):
+        _steps, where = _play(players, seed, KEYED)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at bonus(6) inside boost: in spread's `when` (listing the next
+    # decision) or in pick's body
+    assert ends.get(None, 0) > 0
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == {"keyed.rules:23:29"}
+    assert sum(n for w, n in ends.items() if w is not None) > 5
+
+
+def test_keyed_defs_are_used_and_forgotten():
+    """heat and boost are kept per cell (plan_keyed_defs); a write at a local index forgets
+    that cell and its neighbours, any other write of mark or tags forgets them all."""
+    src = compile_program(rulelang.check_file(KEYED))
+    assert "s.c_heat = [None] * 12" in src and "s.c_boost = [None] * 12" in src
+    lines = [line.strip() for line in src.splitlines()]
+    # pick's mark[c] (a flow local): that cell and its neighbours, in both defs
+    assert lines.count("_t1[s.l_c] = None") == 1 and lines.count("_t3[s.l_c] = None") == 1
+    assert lines.count("for _t2 in NEIGHBORS_Cell[s.l_c]:") == 1
+    # add c to tags[c]: heat reads tags at the cell only (no neighbour loop), boost not at all
+    assert "_t8[s.l_c] = None" in lines
+    # spread's mark[n] in a loop: targeted; mark[neighbors(c)[0]] and `mark = ...`: all
+    assert "for _t2 in NEIGHBORS_Cell[v_n]:" in lines
+    assert lines.count("s.c_heat = None") == 2  # mark[neighbors(c)[0]], mark = [...]
+    assert "self.c_heat = None" in lines  # set_vars
+    assert "c.c_heat = None" in lines  # a clone starts without the list
