@@ -83,13 +83,14 @@ class AggregatePrinter:
         init = {"count": "0", "sum": "0", "any": "False", "all": "True"}.get(f, "None")
         sk.emit(f"{t} = {init}")
         cap = self._capture_any.pop(id(e), None) if f == "any" else None
-        if cap is not None:  # the members passing, for the decision after this test
+        if cap is not None:  # the pairs of the members passing, for the decision after this test
+            cap, pair = cap
             sk.emit(f"{cap} = []")
         ic = self._loop(e, c)
         body = ic.sink
         if cap is not None:
             body.emit(f"if {self.ex(e.elem, ic)}:")
-            body.emit(f"    {cap}.append({ic.py[self.p.slots[e]]})")
+            body.emit(f"    {cap}.append({pair(ic.py[self.p.slots[e]])})")
             body.emit(f"    {t} = True")
             return t
         if f == "count":

@@ -19,6 +19,8 @@ from rulelang.codegen.support import (
     strip_parens,
 )
 from rulelang.codegen.tree import (
+    _conjuncts,
+    _disjuncts,
     _has_return,
     _returns,
     _walk,
@@ -46,7 +48,29 @@ class ExprPrinter:
 
     def nn(self, e, c: Ctx) -> str:
         code = self.ex(e, c)
-        return f"not_none({code}, {self.L(e.span)})" if self.optional(e) else code
+        if self.optional(e) and not self.known_not_none(e):
+            return f"not_none({code}, {self.L(e.span)})"
+        return code
+
+    def known_not_none(self, e) -> bool:
+        """Whether e is an expression that the `and` being printed tested `!= none` to the
+        left of here (or the `or`, `== none`): its value cannot be none here, since an
+        expression changes nothing."""
+        return any(self._same(e, k, {}) for k in self._not_none)
+
+    def _none_facts(self, e, op: str) -> list:
+        """The expressions the left operand e of an `and` (op "and") or `or` shows are not
+        none when the right operand is evaluated: E in `E != none` conjuncts (`E == none`
+        disjuncts)."""
+        out = []
+        parts, want = ((_conjuncts(e), "!=") if op == "and" else (_disjuncts(e), "=="))
+        for a in parts:
+            if isinstance(a, ast.BinOp) and a.op == want:
+                if isinstance(a.right, ast.NoneLit) and not isinstance(a.left, ast.NoneLit):
+                    out.append(a.left)
+                elif isinstance(a.left, ast.NoneLit) and not isinstance(a.right, ast.NoneLit):
+                    out.append(a.right)
+        return out
 
     def conv(self, e, c: Ctx, want: T.Type) -> str:
         """e as a value stored where type `want` is expected: none-checked and copied."""
@@ -331,7 +355,12 @@ class ExprPrinter:
                 if is_true(a) == (op == "and"):
                     return self.ex(e.right, c)
                 return a
-            b, b_lines = self._branch(e.right, c, self.ex)
+            facts = self._none_facts(e.left, e.op)
+            self._not_none.extend(facts)
+            try:
+                b, b_lines = self._branch(e.right, c, self.ex)
+            finally:
+                del self._not_none[len(self._not_none) - len(facts):]
             if not b_lines:
                 return f"({a} {op} {b})"
             t = c.sink.tmp()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rulelang import ast
 from rulelang import types as T
+from rulelang.codegen.analysis import _all_nodes
 from rulelang.codegen.support import (
     Code,
     Ctx,
@@ -106,6 +107,18 @@ class StmtPrinter:
         if lines and "  # rules:" not in lines[0]:
             lines[0] = lines[0] + f"  # rules:{s.span.line}"
         return lines
+
+    def _facts_hold(self, st, facts: list) -> bool:
+        """Whether expressions tested `!= none` just before statement st keep their values
+        through all of st's code: st assigns (or adds to, removes from) a state variable none
+        of them reads, so even the int check after its write reads them unchanged."""
+        if not isinstance(st, ast.Assign | ast.AugAssign | ast.Add | ast.Remove):
+            return False
+        ref = self.p.refs.get(st.target)
+        if ref is None or ref[0] != "state":
+            return False
+        return not any(self.p.refs.get(n, ("",)) == ("state", ref[1])
+                       for e in facts for n in _all_nodes(e) if hasattr(n, "span"))
 
     def _forget_keyed(self, target, var: str, c: Ctx, f, ind: int) -> list[str]:
         """After a write of the state variable var: the kept values of defs kept per argument
@@ -221,9 +234,25 @@ class StmtPrinter:
         c.sink.emit(f"push({tgt}, {v}, LIMIT_COLLECTION, {self.L(s.span)})")
 
     def emit_If(self, s, c, ret):
+        facts_of: dict[int, list] = {}
+
         def emit_body(sink, stmts):
+            # `if E != none and ... { first; ... }`: E is not none in the first statement when
+            # that statement writes nothing E reads before its own expressions have run
+            facts = facts_of.get(id(stmts), [])
+            if facts and stmts and self._facts_hold(stmts[0], facts):
+                self._not_none.extend(facts)
+                try:
+                    sink.lines.extend(self.stmts(stmts[:1], c.at(sink), sink.ind, ret))
+                finally:
+                    del self._not_none[len(self._not_none) - len(facts):]
+                if len(stmts) > 1:
+                    sink.lines.extend(self.stmts(stmts[1:], c.at(sink), sink.ind, ret))
+                return
             sink.lines.extend(self.stmts(stmts, c.at(sink), sink.ind, ret))
         bodies = [list(b.stmts) for _c, b in s.branches]
+        for (cond, _b), body in zip(s.branches, bodies):
+            facts_of[id(body)] = self._none_facts(cond, "and")
         bodies.append(list(s.orelse.stmts) if s.orelse is not None else None)
         self._if_chain(c, s.branches, bodies, emit_body)
 
