@@ -415,9 +415,10 @@ PATH_CACHE = {}
 def path_cost(adj, sources, target, allowed=None):
     """Cheapest total edge cost from any of `sources` to `target` (None if unreachable).
 
-    adj[i] lists (neighbour, cost) pairs; only nodes in `allowed` (if given: a set, or a bit
-    mask of node indices) may be used, start nodes included. The distances from one start
-    set are searched once (path_distances) and kept in PATH_CACHE."""
+    adj[i] lists (neighbour, cost) pairs; `sources` is a tuple or list of node indices, or a
+    bit mask of them (compiled engines pass a set as its mask); only nodes in `allowed` (if
+    given: a set, or a bit mask of node indices) may be used, start nodes included. The
+    distances from one start set are searched once (path_distances) and kept in PATH_CACHE."""
     if type(sources) is list:
         sources = tuple(sources)
     key = (id(adj), sources, allowed)
@@ -431,34 +432,40 @@ def path_cost(adj, sources, target, allowed=None):
 
 def path_distances(adj, sources, allowed=None):
     """{node: cheapest total edge cost from any of `sources`} over the nodes reachable inside
-    `allowed` (None: all; a set, or a bit mask of node indices). Integer costs and Dijkstra's
-    algorithm: the distances do not depend on tie order."""
-    if type(allowed) is int:
-        mask, allowed = allowed, set()
+    `allowed` (None: all). `sources` and `allowed` are each a collection of node indices or a
+    bit mask of them. Integer costs and Dijkstra's algorithm: the distances do not depend on
+    tie order."""
+    if allowed is None:
+        inside = -1  # every node
+    elif type(allowed) is int:
+        inside = allowed
+    else:
+        inside = 0
+        for v in allowed:
+            inside |= 1 << v
+    if type(sources) is int:
+        mask, sources = sources, []
         while mask:
             low = mask & -mask
-            allowed.add(low.bit_length() - 1)
+            sources.append(low.bit_length() - 1)
             mask ^= low
     dist = {}
     heap = []
     for s in sources:
-        if allowed is None or s in allowed:
+        if inside >> s & 1:
             dist[s] = 0
             heap.append((0, s))
     heapq.heapify(heap)
-    done = set()
     while heap:
         d, u = heapq.heappop(heap)
-        if u in done:
-            continue
-        done.add(u)
+        if d > dist[u]:
+            continue  # u was reached more cheaply since this entry was pushed
         for v, w in adj[u]:
-            if allowed is not None and v not in allowed:
-                continue
-            nd = d + w
-            if nd < dist.get(v, nd + 1):
-                dist[v] = nd
-                heapq.heappush(heap, (nd, v))
+            if inside >> v & 1:
+                nd = d + w
+                if nd < dist.get(v, nd + 1):
+                    dist[v] = nd
+                    heapq.heappush(heap, (nd, v))
     return dist
 
 

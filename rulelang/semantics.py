@@ -200,7 +200,8 @@ def _graph(em, e, table: str, args) -> str:
 
 def _emit_path_cost(em, e, args):
     g = _graph(em, e, "GRAPH", args)
-    src = f"bits({args[1]})" if _kind(em, e, 1) == "set" else f"tuple({em.bare(args[1])})"
+    # a set goes as its bit mask: no members to list, and a cheap key for the distance cache
+    src = args[1] if _kind(em, e, 1) == "set" else f"tuple({em.bare(args[1])})"
     allowed = args[3] if len(args) > 3 else "None"  # a bit mask: part of the distance cache key
     return f"path_cost({g}, {src}, {args[2]}, {allowed})"
 

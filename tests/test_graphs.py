@@ -159,7 +159,8 @@ def _floyd(adj, sources, target, allowed):
 def test_path_cost_cache_never_changes_a_result():
     """runtime.path_cost keeps each start set's distances (PATH_CACHE); whatever the cache
     holds, in whatever order the calls come, every answer equals a cache-free search, with
-    allowed sets given as sets or as bit masks, and for two graphs asked alternately."""
+    start and allowed sets given as sets or as bit masks, and for two graphs asked
+    alternately."""
     import random
 
     from rulelang import runtime
@@ -187,6 +188,10 @@ def test_path_cost_cache_never_changes_a_result():
         if allowed is not None:
             mask = sum(1 << m for m in allowed)
             assert runtime.path_cost(adj, list(sources), target, mask) == expected
+            # compiled engines pass a set of sources as its bit mask
+            smask = sum(1 << m for m in sources)
+            assert runtime.path_cost(adj, smask, target, mask) == expected
+            assert runtime.path_cost(adj, smask, target, allowed) == expected
         checked += expected is not None
     assert checked > 1000  # most questions have a path: the comparison is not all-None
     assert 0 < len(runtime.PATH_CACHE) <= 512

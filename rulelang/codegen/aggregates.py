@@ -19,10 +19,18 @@ class AggregatePrinter:
 
     def _loop(self, e, c: Ctx) -> Ctx:
         """`for var in iter:` (and `if not cond: continue`) in the sink; the body's context."""
-        it = self.iter_code(e.iter, c)
         inner, var = c.with_local(self.p.slots[e])
-        c.sink.emit(f"for {var} in {it}:")
+        walk = self.set_walk(e.iter, c, var)
+        if walk is None:
+            it = self.iter_code(e.iter, c)
+            c.sink.emit(f"for {var} in {it}:")
+        else:
+            for line in walk[0]:
+                c.sink.emit(line)
         body = c.sink.deeper()
+        if walk is not None:
+            for line in walk[1]:
+                body.emit(line)
         ic = inner.at(body)
         if e.cond is not None:
             body.emit(f"if {self.ex_not(e.cond, ic)}:")
@@ -75,13 +83,14 @@ class AggregatePrinter:
         init = {"count": "0", "sum": "0", "any": "False", "all": "True"}.get(f, "None")
         sk.emit(f"{t} = {init}")
         cap = self._capture_any.pop(id(e), None) if f == "any" else None
-        if cap is not None:  # the members passing, for the decision after this test
+        if cap is not None:  # the pairs of the members passing, for the decision after this test
+            cap, pair = cap
             sk.emit(f"{cap} = []")
         ic = self._loop(e, c)
         body = ic.sink
         if cap is not None:
             body.emit(f"if {self.ex(e.elem, ic)}:")
-            body.emit(f"    {cap}.append({ic.py[self.p.slots[e]]})")
+            body.emit(f"    {cap}.append({pair(ic.py[self.p.slots[e]])})")
             body.emit(f"    {t} = True")
             return t
         if f == "count":

@@ -55,13 +55,10 @@ class DecisionPrinter:
             try:
                 lines = self._option(oi, opt, fn, pre, shared)
                 if oi in listed and lines:
-                    # the members the test before the decision found (passes.plan_shared_any)
-                    pair = (f"ARGS_{d}_{ident(opt.name)}[v]"
-                            if self.plan.options[(pc, oi)].small_domain is not None
-                            else f"({oi}, (v,))")
+                    # the (option, args) pairs of the members the test before the decision
+                    # found (passes.plan_shared_any)
                     lines = ["    if known is not None:",
-                             "        for v in known:",
-                             f"            out.append({pair})",
+                             "        out.extend(known)",
                              "    else:", *["    " + x for x in lines]]
                 if opt.name in self.p.end_actions:
                     # where the first end declaration is, for end_action_index()
@@ -151,6 +148,17 @@ class DecisionPrinter:
                 " from None"]
 
 
+    def known_pair(self, pc: int, oi: int):
+        """The code of the (option, args) pair of one member v for option oi of the decision
+        at pc, as a function of v's code: what a test sharing its `any` with the option keeps
+        (passes.plan_shared_any), so that the legal function only extends its list with them.
+        A shared pair from the option's table when it has one (no tuple built per member)."""
+        opt = self.low.code[pc].node.options[oi]
+        if self.plan.options[(pc, oi)].small_domain is not None:
+            table = f"ARGS_{self.names.pause[pc]}_{ident(opt.name)}"
+            return lambda v: f"{table}[{v}]"
+        return lambda v: f"({oi}, ({v},))"
+
     def _domain_printer(self, prm: ast.OParam, dom):
         """A function printing the values of one action parameter (given a context)."""
         if dom.kind == "range":
@@ -209,14 +217,35 @@ class DecisionPrinter:
             args = "(" + "".join(f"{n}, " for n in names) + ")"
             self._tables.append(f"{table} = tuple(({oi}, {args}) {loops})")
             return [f"    out.extend({table})"]
+        size = op.small_domain
+        if size is not None:
+            # the (option, args) pairs of a one-parameter option, made once (also read by a
+            # test sharing its `any` with the option: known_pair)
+            table = f"ARGS_{self._prefix}_{ident(opt.name)}"
+            # bool values stay bools (False, True): they reach the state JSON as such
+            values = ("(False, True)" if self.p.slot_types[self.p.slots[opt.params[0]]].kind
+                      == "bool" else f"range({size})")
+            self._tables.append(f"{table} = tuple(({oi}, (v,)) for v in {values})")
         placed = {lv: [(a, brk, {slot: Code(str(v), simple=True, const=v)
                                  for slot, v in sub.items()}) for a, brk, sub in tests]
                   for lv, tests in op.placed.items()}
-        # emit: level -1 guards as nested ifs, then one loop per parameter. Nothing here changes
-        # state, so the results of inlined defs are shared down the nest (one memo scope per
-        # block).
-        lines: list[str] = []
+        # a value a test found `!= none` is not none in the tests and code after it
+        # (ExprPrinter.known_not_none): each test is a guard of everything printed after it
+        facts_from = len(self._not_none)
+        try:
+            return self._option_lines(oi, opt, fn, pre, shared, c, m, names, levels, op, doms,
+                                      placed)
+        finally:
+            del self._not_none[facts_from:]
+
+    def _option_lines(self, oi, opt, fn, pre, shared, c, m, names, levels, op, doms, placed):
+        """The lines of _option after its constant tables: level -1 guards as nested ifs, then
+        one loop per parameter. Nothing here changes state, so the results of inlined defs are
+        shared down the nest (one memo scope per block)."""
+        size = op.small_domain
+        table = f"ARGS_{self._prefix}_{ident(opt.name)}"
         hoist_levels = [pre]
+        lines: list[str] = []
         inserts: list[tuple[int, Sink]] = []
         ind = 1
         scope = Sink(fn, ind)
@@ -239,15 +268,24 @@ class DecisionPrinter:
                 return []
             if not is_true(code):
                 guard.append(code)
+            self._not_none.extend(self._none_facts(a, "and"))
         if guard:
             lines.append("    " * ind + f"if {' and '.join(guard)}:")
             ind += 1
             scope = Sink(fn, ind, parent=scope)
         for i in range(m):
             sk = here(scope)
-            dom = doms[i](Ctx(c.py, sk, _Hoist(hoist_levels, levels, i - 1, shared)))
-            lines.extend(sk.lines)
-            lines.append("    " * ind + f"for {names[i]} in {dom}:")
+            dc = Ctx(c.py, sk, _Hoist(hoist_levels, levels, i - 1, shared))
+            walk = self.set_walk(opt.params[i].domain, dc, names[i]) \
+                if op.domains[i].kind == "set" else None
+            if walk is None:
+                dom = doms[i](dc)
+                lines.extend(sk.lines)
+                lines.append("    " * ind + f"for {names[i]} in {dom}:")
+            else:
+                lines.extend(sk.lines)
+                lines.extend("    " * ind + x for x in walk[0])
+                lines.extend("    " * (ind + 1) + x for x in walk[1])
             fn.loops += 1
             ind += 1
             scope = Sink(fn, ind, parent=scope)
@@ -262,14 +300,9 @@ class DecisionPrinter:
                 note = "  # then no value of the loop inside passes either" if sub else ""
                 lines.append("    " * ind + f"if {code}:{note}")
                 lines.append("    " * ind + f"    {'break' if brk else 'continue'}")
-        size = op.small_domain
+                if not sub:
+                    self._not_none.extend(self._none_facts(a, "and"))
         if size is not None:
-            # the (option, args) pairs of a one-parameter option, made once
-            table = f"ARGS_{self._prefix}_{ident(opt.name)}"
-            # bool values stay bools (False, True): they reach the state JSON as such
-            values = ("(False, True)" if self.p.slot_types[self.p.slots[opt.params[0]]].kind
-                      == "bool" else f"range({size})")
-            self._tables.append(f"{table} = tuple(({oi}, (v,)) for v in {values})")
             lines.append("    " * ind + f"out.append({table}[{names[0]}])")
         else:
             args = "(" + "".join(f"{n}, " for n in names) + ")"

@@ -60,6 +60,9 @@ class Emitter(Analysis, ExprPrinter, AggregatePrinter, StmtPrinter, FlowPrinter,
         # flow test being printed: id(any-aggregate) -> list keeping its passing members, and
         # the decision right after the test, with that list (passes.plan_shared_any)
         self._capture_any: dict[int, str] = {}
+        # expressions known not to be none where the right operand of an `and` (`or`) that
+        # tested them is printed (ExprPrinter.known_not_none)
+        self._not_none: list = []
         self._pre_choose: tuple[int, str] | None = None
         self._end: dict[int, int] = {}  # flow: basic block start -> end
         self._heads: set[int] = set()  # flow: blocks that start a function

@@ -19,6 +19,8 @@ from rulelang.codegen.support import (
     strip_parens,
 )
 from rulelang.codegen.tree import (
+    _conjuncts,
+    _disjuncts,
     _has_return,
     _returns,
     _walk,
@@ -46,7 +48,29 @@ class ExprPrinter:
 
     def nn(self, e, c: Ctx) -> str:
         code = self.ex(e, c)
-        return f"not_none({code}, {self.L(e.span)})" if self.optional(e) else code
+        if self.optional(e) and not self.known_not_none(e):
+            return f"not_none({code}, {self.L(e.span)})"
+        return code
+
+    def known_not_none(self, e) -> bool:
+        """Whether e is an expression that the `and` being printed tested `!= none` to the
+        left of here (or the `or`, `== none`): its value cannot be none here, since an
+        expression changes nothing."""
+        return any(self._same(e, k, {}) for k in self._not_none)
+
+    def _none_facts(self, e, op: str) -> list:
+        """The expressions the left operand e of an `and` (op "and") or `or` shows are not
+        none when the right operand is evaluated: E in `E != none` conjuncts (`E == none`
+        disjuncts)."""
+        out = []
+        parts, want = ((_conjuncts(e), "!=") if op == "and" else (_disjuncts(e), "=="))
+        for a in parts:
+            if isinstance(a, ast.BinOp) and a.op == want:
+                if isinstance(a.right, ast.NoneLit) and not isinstance(a.left, ast.NoneLit):
+                    out.append(a.left)
+                elif isinstance(a.left, ast.NoneLit) and not isinstance(a.right, ast.NoneLit):
+                    out.append(a.right)
+        return out
 
     def conv(self, e, c: Ctx, want: T.Type) -> str:
         """e as a value stored where type `want` is expected: none-checked and copied."""
@@ -138,6 +162,17 @@ class ExprPrinter:
         if elem is not None and elem.kind == "enum" and len(self.p.enums[elem.name].members) <= 8:
             return f"SMALL_BITS[{code}]"
         return f"bits({strip_parens(code)})"
+
+    def set_walk(self, e, c: Ctx, var) -> tuple[list[str], list[str]] | None:
+        """A walk over the members of the set e by peeling off its lowest member (passes.py,
+        plan_peel_sets): (the lines heading the loop, the lines starting its body), or None when
+        the plan keeps a `for` over iter_code's members. c.sink receives what the mask needs."""
+        if id(e) not in self.plan.peel:
+            return None
+        mask = self.nn(e, c)
+        m, b = c.sink.tmp(), c.sink.tmp()
+        return ([f"{m} = {strip_parens(mask)}", f"while {m}:"],
+                [f"{b} = {m} & -{m}", f"{m} ^= {b}", f"{var} = {b}.bit_length() - 1"])
 
     def iter_code(self, e, c: Ctx, snapshot: bool = False) -> str:
         ref = self.p.refs.get(e) if isinstance(e, ast.Name) else None
@@ -320,7 +355,12 @@ class ExprPrinter:
                 if is_true(a) == (op == "and"):
                     return self.ex(e.right, c)
                 return a
-            b, b_lines = self._branch(e.right, c, self.ex)
+            facts = self._none_facts(e.left, e.op)
+            self._not_none.extend(facts)
+            try:
+                b, b_lines = self._branch(e.right, c, self.ex)
+            finally:
+                del self._not_none[len(self._not_none) - len(facts):]
             if not b_lines:
                 return f"({a} {op} {b})"
             t = c.sink.tmp()
@@ -410,6 +450,8 @@ class ExprPrinter:
         ref = self.p.refs[e]
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
+            if c.sink is not None and d.name in self.plan.keyed_defs:
+                return self._keyed_call(e, d, c)
             if c.sink is not None and d.name in self.plan.cached_defs:
                 # kept on the state until a variable it reads is written (plan_cached_defs)
                 attr = f"s.c_{ident(d.name)}"
@@ -439,13 +481,15 @@ class ExprPrinter:
             dense = self.plan.dense.get(ref[1]) if c.sink is not None else None
             if dense is not None:
                 # the common keys straight from the tuple; the function for the rest
-                k = args[0]
+                # (a key that is not a simple name is bound by the range test, so the lookup
+                # stays one expression: an `and` around it needs no statements)
+                k = key = args[0]
                 if not is_simple(k):
-                    t = c.sink.tmp()
-                    c.sink.emit(f"{t} = {k}")
-                    k = t
+                    k = c.sink.tmp()
+                    key = f"({k} := {strip_parens(args[0])})"
                 lo, hi, _values = dense
-                return (f"(TABLE_{name}[{k} - {lo}] if {lo} <= {k} <= {hi} "
+                ix = f"{k} - {lo}" if lo else f"{k}"
+                return (f"(TABLE_{name}[{ix}] if {lo} <= {key} <= {hi} "
                         f"else table_{name}({k}, {self.L(e.span)}))")
             return f"table_{name}({', '.join(args)}, {self.L(e.span)})"
         entry = BUILTINS.get(e.name)
@@ -496,6 +540,35 @@ class ExprPrinter:
         except RulesRuntimeError:
             return None
         return list(self.p.graphs).index(name) if name in self.p.graphs else None
+
+    def _keyed_call(self, e: ast.Call, d: ast.DefDecl, c: Ctx) -> str:
+        """A call of a def kept per argument (passes.py, plan_keyed_defs): the argument, then
+        the kept value, computed (inlined when the plan says so) and kept when missing."""
+        arg = self.nn(e.args[0], c)
+        if not is_simple(arg):
+            t = c.sink.tmp()
+            c.sink.emit(f"{t} = {arg}")
+            arg = t
+        key = ("def", d.name, (arg,))
+        known = c.sink.recall(key)
+        if known is not None:
+            return known
+        attr = f"s.c_{ident(d.name)}"
+        kept, t = c.sink.tmp(), c.sink.tmp()
+        c.sink.emit(f"{kept} = {attr}")
+        c.sink.emit(f"if {kept} is None:")
+        c.sink.emit(f"    {kept} = {attr} = [None] * {self.plan.keyed_defs[d.name].size}")
+        c.sink.emit(f"{t} = {kept}[{arg}]")
+        c.sink.emit(f"if {t} is None:")
+        inner = c.sink.deeper()
+        if d.name in self.plan.inline:
+            cc = Ctx({self.p.slots[d.params[0]]: arg}, inner, c.hoist)
+            code = self.conv(d.body, cc, self.p.def_ret[d.name])
+        else:
+            code = f"def_{ident(d.name)}(s, {arg})"
+        inner.emit(f"{t} = {kept}[{arg}] = {code}")
+        c.sink.memo[key] = t
+        return t
 
     def inline_call(self, e: ast.Call, d: ast.DefDecl, c: Ctx) -> str:
         """An expression-bodied def expanded in place: arguments are evaluated (and none-checked)

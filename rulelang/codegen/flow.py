@@ -152,7 +152,7 @@ class FlowPrinter:
                 if shared is not None:  # passes.plan_shared_any
                     cap = fn.tmp()
                     sk.emit(f"{cap} = None")
-                    self._capture_any = {shared[2]: cap}
+                    self._capture_any = {shared[2]: (cap, self.known_pair(*shared[:2]))}
                 try:
                     code = self.ex(ins.cond, ci)
                 finally:

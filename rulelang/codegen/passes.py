@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.analysis import _all_nodes
-from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured, _walk
+from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured
 from rulelang.consts import key_match
 from rulelang.lower import (
     ChanceAt,
@@ -67,6 +67,16 @@ class OptionPlan:
 
 
 @dataclass
+class KeyedDef:
+    """A def with one enum parameter whose values are kept per argument (plan_keyed_defs)."""
+
+    enum: str  # the parameter's enum (the keys: its members)
+    size: int  # its number of members
+    # state variable -> (read at the argument itself, read at the argument's neighbours)
+    deps: dict[str, tuple[bool, bool]]
+
+
+@dataclass
 class Plan:
     inline: set[str] = field(default_factory=set)  # defs expanded in place in statements
     dense: dict[str, tuple[int, int, list]] = field(default_factory=dict)
@@ -89,6 +99,10 @@ class Plan:
     # parameterless defs whose value is kept on the state until a state variable they read is
     # written (plan_cached_defs): def name -> those variables
     cached_defs: dict[str, frozenset] = field(default_factory=dict)
+    # defs of one enum parameter kept per argument (plan_keyed_defs): def name -> how
+    keyed_defs: dict[str, KeyedDef] = field(default_factory=dict)
+    # set expressions walked by peeling off the lowest member (plan_peel_sets): id(node)
+    peel: set[int] = field(default_factory=set)
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -105,7 +119,10 @@ def plan_dense_tables(an, plan: Plan) -> None:
     """A table with one int key and a value for every key in lo..hi (lo..hi at most
     DENSE_TABLE_SPAN wide) is also written as a tuple indexed by key - lo. Safe: the tuple holds
     the very values the rows give (the first matching row's), and keys outside lo..hi still go
-    through the row function, faults included."""
+    through the row function, faults included. A key that is not a plain name is bound by the
+    range test (`T[k - lo] if lo <= (k := key) <= hi else table_T(k, ...)`), so the lookup
+    stays one expression and a condition around it (an `and` in a loop test) needs no
+    statements and no temporary."""
     for name, t in an.p.tables.items():
         ktypes = [an.p.field_type(f) for f in t.params]
         rows = an.k.table_rows[name]
@@ -221,15 +238,15 @@ def plan_mask_patterns(an, plan: Plan) -> None:
     `any/all/count(n in S for n in neighbors(x))` and `{n for n in neighbors(x) if n in S}` on
     the neighbour masks (S cannot fault and does not read n), and `any/all(A[x] < K for x in
     E)` over every member of an enum as a test on min(A) or max(A) (nothing in it can fault).
-    Safe: when nothing can fault, the order and number of element tests cannot be seen."""
-    for d in an.p.module.decls:
-        for node in _walk(d):
-            if isinstance(node, ast.Agg | ast.Comp):
-                match = _match_nb_mask(an, node)
-                if match is None and isinstance(node, ast.Agg):
-                    match = _match_extreme(an, node)
-                if match is not None:
-                    plan.patterns[id(node)] = match
+    Safe: when nothing can fault, the order and number of element tests cannot be seen. (Every
+    node is visited, those in the branches of an `if` included.)"""
+    for node in _all_nodes(an.p.module.decls):
+        if isinstance(node, ast.Agg | ast.Comp):
+            match = _match_nb_mask(an, node)
+            if match is None and isinstance(node, ast.Agg):
+                match = _match_extreme(an, node)
+            if match is not None:
+                plan.patterns[id(node)] = match
 
 
 def _match_extreme(an, e: ast.Agg) -> tuple | None:
@@ -443,8 +460,123 @@ def plan_cached_defs(an, plan: Plan) -> None:
         plan.cached_defs[d.name] = reads
 
 
+# What a def kept per argument may read besides state variables: values fixed for the game.
+_KEYED_REFS = ("builtin", "cell", "const", "enum_all", "field", "graph", "local", "member",
+               "num_players", "param", "players", "table")
+
+
+def plan_keyed_defs(an, plan: Plan) -> None:
+    """A def with one parameter t of an enum type E (at most DENSE_TABLE_SPAN members) and an
+    expression body, a plain value (int, bool, enum member, player or set: never none, nothing
+    mutable to share), at least CACHE_NODES nodes with an aggregate in them, called from two
+    places or more, that reads state only as A[t] or as A[n] for n in neighbors(t) (A an array
+    indexed by E; no def calls, only values fixed for the game otherwise): its values are kept
+    on the state in a list indexed by the argument (attribute c_<def>, None until a value is
+    asked), and a write of A[x] forgets only the arguments it can change: x itself (if the def
+    reads A[t]) and the neighbours of x (if it reads A[n]: grid neighbours are mutual). A write
+    of A at an index that is not a plain local, or of A as a whole, forgets every value.
+    Acquire's adjacent_chains(t), asked for every tile of a hand several times a turn, while
+    a placed tile changes chain_of at a few cells only. A clone and set_vars start without
+    the list, a new game too. Safe: the def's value at t depends only on the cells named, so
+    it is the same while none of them is written; a call that faults keeps nothing (the next
+    call faults again, as in the interpreter)."""
+    calls: dict[str, int] = {}
+    for node in _all_nodes(an.p.module.decls):
+        if isinstance(node, ast.Call) and an.p.refs.get(node, ("",))[0] == "def":
+            calls[node.name] = calls.get(node.name, 0) + 1
+    for d in an.p.defs.values():
+        if len(d.params) != 1 or isinstance(d.body, ast.Block) or calls.get(d.name, 0) < 2 \
+                or an.p.def_ret[d.name].kind not in ("int", "bool", "enum", "player", "set"):
+            continue
+        pt = T.strip(an.p.slot_types[an.p.slots[d.params[0]]])
+        if pt.kind != "enum":
+            continue
+        size = len(an.p.enums[pt.name].members)
+        if size > DENSE_TABLE_SPAN or an.def_nodes(d) < CACHE_NODES:
+            continue
+        deps = _keyed_deps(an, d, pt)
+        if deps:
+            plan.keyed_defs[d.name] = KeyedDef(pt.name, size, deps)
+
+
+def _keyed_deps(an, d, pt) -> dict[str, tuple[bool, bool]] | None:
+    """The state variables a one-parameter def reads, each as (at the parameter, at its
+    neighbours), or None when it reads state any other way (plan_keyed_defs)."""
+    refs = an.p.refs
+    pslot = an.p.slots[d.params[0]]
+
+    def is_local(e, slots) -> bool:
+        return isinstance(e, ast.Name) and refs.get(e, ("",))[0] == "local" \
+            and refs[e][1] in slots
+    nb_slots = set()
+    for node in _all_nodes(d.body):
+        if isinstance(node, ast.Agg | ast.Comp) and isinstance(node.iter, ast.Call) \
+                and refs.get(node.iter) == ("builtin", "neighbors") \
+                and is_local(node.iter.args[0], {pslot}):
+            nb_slots.add(an.p.slots[node])
+    deps: dict[str, tuple[bool, bool]] = {}
+    indexed = set()
+    for node in _all_nodes(d.body):
+        if isinstance(node, ast.Index) and isinstance(node.obj, ast.Name) \
+                and refs.get(node.obj, ("",))[0] == "state":
+            at = T.strip(an.t(node.obj))
+            if at.kind != "array" or T.strip(at.index) != pt:
+                return None
+            own, nb = deps.get(refs[node.obj][1], (False, False))
+            if is_local(node.index, {pslot}):
+                own = True
+            elif is_local(node.index, nb_slots):
+                nb = True
+            else:
+                return None
+            deps[refs[node.obj][1]] = (own, nb)
+            indexed.add(id(node.obj))
+    for node in _all_nodes(d.body):
+        ref = refs.get(node) if hasattr(node, "span") else None
+        if ref is None or id(node) in indexed:
+            continue
+        if ref[0] not in _KEYED_REFS:
+            return None
+    return deps
+
+
+def plan_peel_sets(an, plan: Plan) -> None:
+    """A loop printed as a statement over a set (a `for`, an aggregate or comprehension walked
+    in a loop, an action parameter's `in` domain) walks the bit mask by peeling its lowest
+    member off (`while m: low = m & -m; m ^= low; x = low.bit_length() - 1; body`, the peel
+    before the body so that `continue` and `break` keep their meaning) instead of iterating
+    the tuple of members that `bits` builds (or finds in its cache). No tuple is built and a
+    loop that stops early pays only for the members it saw; a cache miss costs more than a
+    walk of a few members. Chosen for sets that are usually small: every set expression
+    except a whole-game state variable (one unindexed set per game, such as a board or a
+    bag, which can hold most of its type and is walked faster through the byte tables), and
+    not for sets of bools or of enums of at most 8 members (a table lookup gives those).
+    Safe: the members come in the same ascending order, and the mask is an int read once
+    before the loop, as the tuple was (a body that changes the set walks the old members)."""
+    for node in _all_nodes(an.p.module.decls):
+        if isinstance(node, ast.Agg | ast.Comp | ast.Sort):
+            it = node.iter
+        elif isinstance(node, ast.For):
+            it = node.iter
+        elif isinstance(node, ast.OParam):
+            it = node.domain
+        else:
+            continue
+        if it is None or T.strip(an.t(it)).kind != "set":
+            continue
+        elem = T.strip(an.t(it)).elem
+        if elem is None or elem.kind == "bool" or (
+                elem.kind == "enum" and len(an.p.enums[elem.name].members) <= 8):
+            continue
+        ref = an.p.refs.get(it) if isinstance(it, ast.Name) else None
+        if ref is not None and ref[0] == "state":
+            continue
+        plan.peel.add(id(it))
+
+
 PASSES = (plan_inlining, plan_dense_tables, plan_phase_sets, plan_options, plan_reused_any,
-          plan_mask_patterns, plan_flow, plan_resume_in_apply, plan_shared_any, plan_cached_defs)
+          plan_mask_patterns, plan_flow, plan_resume_in_apply, plan_shared_any, plan_cached_defs,
+          plan_keyed_defs, plan_peel_sets)
 
 
 def run_passes(an, plan: Plan) -> Plan:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rulelang import ast
 from rulelang import types as T
+from rulelang.codegen.analysis import _all_nodes
 from rulelang.codegen.support import (
     Code,
     Ctx,
@@ -101,10 +102,49 @@ class StmtPrinter:
             var = self.p.refs[target][1]
             lines += ["    " * ind + f"s.c_{ident(name)} = None"
                       for name, reads in self.plan.cached_defs.items() if var in reads]
+            lines += self._forget_keyed(target, var, c, f, ind)
         # The marker lets the module map a generated line back to its .rules line.
         if lines and "  # rules:" not in lines[0]:
             lines[0] = lines[0] + f"  # rules:{s.span.line}"
         return lines
+
+    def _facts_hold(self, st, facts: list) -> bool:
+        """Whether expressions tested `!= none` just before statement st keep their values
+        through all of st's code: st assigns (or adds to, removes from) a state variable none
+        of them reads, so even the int check after its write reads them unchanged."""
+        if not isinstance(st, ast.Assign | ast.AugAssign | ast.Add | ast.Remove):
+            return False
+        ref = self.p.refs.get(st.target)
+        if ref is None or ref[0] != "state":
+            return False
+        return not any(self.p.refs.get(n, ("",)) == ("state", ref[1])
+                       for e in facts for n in _all_nodes(e) if hasattr(n, "span"))
+
+    def _forget_keyed(self, target, var: str, c: Ctx, f, ind: int) -> list[str]:
+        """After a write of the state variable var: the kept values of defs kept per argument
+        (plan_keyed_defs) that the write can change are forgotten: at the written index and
+        its neighbours when it is a plain local, else all of them."""
+        out: list[str] = []
+        pad = "    " * ind
+        ix = target.indices[0] if target.indices else None
+        for name, kd in self.plan.keyed_defs.items():
+            if var not in kd.deps:
+                continue
+            own, nb = kd.deps[var]
+            attr = f"s.c_{ident(name)}"
+            if not (isinstance(ix, ast.Name) and self.p.refs.get(ix, ("",))[0] == "local"):
+                out.append(f"{pad}{attr} = None")
+                continue
+            x = self.ex(ix, Ctx(c.py, Sink(f, ind), None))
+            kept = f.tmp()
+            out += [f"{pad}{kept} = {attr}", f"{pad}if {kept} is not None:"]
+            if own:
+                out.append(f"{pad}    {kept}[{x}] = None")
+            if nb:
+                u = f.tmp()
+                out += [f"{pad}    for {u} in NEIGHBORS_{ident(kd.enum)}[{x}]:",
+                        f"{pad}        {kept}[{u}] = None"]
+        return out
 
     def check_after(self, e, c: Ctx, name: str) -> None:
         """The int limit check of a plain int just stored in `name` (a local or an attribute)
@@ -194,17 +234,41 @@ class StmtPrinter:
         c.sink.emit(f"push({tgt}, {v}, LIMIT_COLLECTION, {self.L(s.span)})")
 
     def emit_If(self, s, c, ret):
+        facts_of: dict[int, list] = {}
+
         def emit_body(sink, stmts):
+            # `if E != none and ... { first; ... }`: E is not none in the first statement when
+            # that statement writes nothing E reads before its own expressions have run
+            facts = facts_of.get(id(stmts), [])
+            if facts and stmts and self._facts_hold(stmts[0], facts):
+                self._not_none.extend(facts)
+                try:
+                    sink.lines.extend(self.stmts(stmts[:1], c.at(sink), sink.ind, ret))
+                finally:
+                    del self._not_none[len(self._not_none) - len(facts):]
+                if len(stmts) > 1:
+                    sink.lines.extend(self.stmts(stmts[1:], c.at(sink), sink.ind, ret))
+                return
             sink.lines.extend(self.stmts(stmts, c.at(sink), sink.ind, ret))
         bodies = [list(b.stmts) for _c, b in s.branches]
+        for (cond, _b), body in zip(s.branches, bodies):
+            facts_of[id(body)] = self._none_facts(cond, "and")
         bodies.append(list(s.orelse.stmts) if s.orelse is not None else None)
         self._if_chain(c, s.branches, bodies, emit_body)
 
     def emit_For(self, s, c, ret):
         slot = self.p.slots[s]
         var = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
-        c.sink.emit(f"for {var} in {self.iter_code(s.iter, c, snapshot=True)}:")
+        walk = self.set_walk(s.iter, c, var)
+        if walk is None:
+            c.sink.emit(f"for {var} in {self.iter_code(s.iter, c, snapshot=True)}:")
+        else:
+            for line in walk[0]:
+                c.sink.emit(line)
         body = c.sink.deeper()
+        if walk is not None:
+            for line in walk[1]:
+                body.emit(line)
         body.fn.loops += 1
         c.sink.lines.extend(self.stmts(s.body.stmts, c.at(body), body.ind, ret))
         body.fn.loops -= 1

@@ -13,6 +13,13 @@ def _conjuncts(e) -> list:
     return [e]
 
 
+def _disjuncts(e) -> list:
+    """The operands of a chain of `or`s, left to right."""
+    if isinstance(e, ast.BinOp) and e.op == "or":
+        return _disjuncts(e.left) + _disjuncts(e.right)
+    return [e]
+
+
 def _children(e) -> list:
     """Direct sub-expressions of an expression node."""
     if isinstance(e, ast.CondExpr):

@@ -15,13 +15,16 @@ from tests.conftest import ROOT
 from tests.differential.lockstep import snapshot
 
 PASSES = os.path.join(ROOT, "tests", "fixtures", "passes.rules")
+PEEL = os.path.join(ROOT, "tests", "fixtures", "peel.rules")
+KEYED = os.path.join(ROOT, "tests", "fixtures", "keyed.rules")
+NONE_FACTS = os.path.join(ROOT, "tests", "fixtures", "nonefacts.rules")
 
 
-def _play(players: int, seed: int) -> tuple[int, str | None]:
+def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]:
     """One random game on both back ends in lock step; a rules fault must be the same on both
     and leave both states as they were. Returns (steps, fault location or None)."""
-    a = rulelang.load(PASSES, backend="interpreter").new_game(players)
-    b = rulelang.load(PASSES, backend="compiled").new_game(players)
+    a = rulelang.load(path, backend="interpreter").new_game(players)
+    b = rulelang.load(path, backend="compiled").new_game(players)
     rng = random.Random(seed)
     for step in range(2000):
         assert snapshot(a) == snapshot(b), f"seed {seed} step {step}"
@@ -94,3 +97,82 @@ def test_cached_def_forgotten_by_set_vars_and_writes(backend):
     assert s.legal_actions() == dear
     s.apply("sell(Wood)")  # stock of Wood 0: 1 + 3 + 3, no longer dear
     assert s.legal_actions() == ["buy(Wood)", "buy(Stone)", "buy(Gold)", "stop()"]
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_peeled_sets_in_lockstep(players):
+    ends = {}
+    for seed in range(60):
+        _steps, where = _play(players, seed, PEEL)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at worth(7) in top_worth's `any` (the `if` test), in the walk over
+    # the local set (`for c in mine`) or in play's body
+    assert ends.get(None, 0) > 0
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == {"peel.rules:21:40", "peel.rules:47:19", "peel.rules:54:21"}
+
+
+def test_peeled_sets_are_used():
+    """Every walk over the pile and the local set peels the mask (plan_peel_sets); the deck, a
+    whole-game state set, keeps the table walk (it is walked only by the chance draw here)."""
+    src = compile_program(rulelang.check_file(PEEL))
+    peels = [line for line in src.splitlines() if line.endswith(".bit_length() - 1")]
+    # the pile's `for`, mine's `for`, high's count, top_worth's any, odd's comprehension (in
+    # odd's call and in the `if` test, inlined), play's domain
+    assert len(peels) >= 6
+    assert "bits(s.v_pile" not in src and "bits(_v_pile" not in src
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_keyed_defs_in_lockstep(players):
+    ends = {}
+    for seed in range(60):
+        _steps, where = _play(players, seed, KEYED)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at bonus(6) inside boost: in spread's `when` (listing the next
+    # decision) or in pick's body
+    assert ends.get(None, 0) > 0
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == {"keyed.rules:23:29"}
+    assert sum(n for w, n in ends.items() if w is not None) > 5
+
+
+def test_keyed_defs_are_used_and_forgotten():
+    """heat and boost are kept per cell (plan_keyed_defs); a write at a local index forgets
+    that cell and its neighbours, any other write of mark or tags forgets them all."""
+    src = compile_program(rulelang.check_file(KEYED))
+    assert "s.c_heat = [None] * 12" in src and "s.c_boost = [None] * 12" in src
+    lines = [line.strip() for line in src.splitlines()]
+    # pick's mark[c] (a flow local): that cell and its neighbours, in both defs
+    assert lines.count("_t1[s.l_c] = None") == 1 and lines.count("_t3[s.l_c] = None") == 1
+    assert lines.count("for _t2 in NEIGHBORS_Cell[s.l_c]:") == 1
+    # add c to tags[c]: heat reads tags at the cell only (no neighbour loop), boost not at all
+    assert "_t8[s.l_c] = None" in lines
+    # spread's mark[n] in a loop: targeted; mark[neighbors(c)[0]] and `mark = ...`: all
+    assert "for _t2 in NEIGHBORS_Cell[v_n]:" in lines
+    assert lines.count("s.c_heat = None") == 2  # mark[neighbors(c)[0]], mark = [...]
+    assert "self.c_heat = None" in lines  # set_vars
+    assert "c.c_heat = None" in lines  # a clone starts without the list
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_none_facts_in_lockstep(players):
+    ends = {}
+    for seed in range(60):
+        _steps, where = _play(players, seed, NONE_FACTS)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at risk's `count[pick]` with no pick (after an `or` of
+    # `pick != none`: the check stays, and the fault is the interpreter's)
+    assert ends.get(None, 0) > 0
+    assert {os.path.basename(w) for w in ends if w is not None} == {"nonefacts.rules:33:57"}
+
+
+def test_none_facts_are_used():
+    """The none checks of `pick` go where a test before them found it not none, and stay
+    elsewhere (after an `or`, in an option's body)."""
+    src = compile_program(rulelang.check_file(NONE_FACTS))
+    assert "(_v_pick is not None) and (_v_count[_v_pick] < 3)" in src  # drop's when
+    assert "((_v_pick is None) or (_v_count[_v_pick] > 0))" in src  # trim's when
+    assert "s.v_count[s.v_pick] -= 2" in src  # the first statement of `if pick != none ...`
+    assert "(_v_count[not_none(_v_pick, AT_33_57)] > 5)" in src  # risk's: the check stays
+    assert "s.v_count[not_none(s.v_pick, AT_24_15)] += 1" in src  # drop's body: not known
