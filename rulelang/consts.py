@@ -481,12 +481,8 @@ class ExprEvaluator:
         return lambda ev, env: then(ev, env) if cond(ev, env) else orelse(ev, env)
 
     def fn_BinOp(self, e):
-        if e.op == "and":
-            left, right = self.fn(e.left), self.fn(e.right)
-            return lambda ev, env: True if left(ev, env) and right(ev, env) else False
-        if e.op == "or":
-            left, right = self.fn(e.left), self.fn(e.right)
-            return lambda ev, env: True if left(ev, env) or right(ev, env) else False
+        if e.op in ("and", "or"):
+            return self.logic_fn(e)
         op = BINARY_OPS[e.op]
         run = op.run
         if op.kind == "member":
@@ -523,6 +519,37 @@ class ExprEvaluator:
                 return concat(a, b, size, where)
             return run(a, b, where)
         return plus
+
+    def logic_fn(self, e):
+        """`a and b` / `a or b` (true or false, the right operand evaluated only when the
+        left does not decide). A chain `a and b and c ...` (left-nested, the same operator) is
+        one function that tests its operands in turn, stopping at the first that decides."""
+        operands = [e.right]
+        x = e.left
+        while isinstance(x, ast.BinOp) and x.op == e.op and x not in self.fns:
+            operands.append(x.right)
+            x = x.left
+        operands.append(x)
+        tests = tuple(self.fn(a) for a in reversed(operands))
+        if len(tests) == 2:
+            left, right = tests
+            if e.op == "and":
+                return lambda ev, env: True if left(ev, env) and right(ev, env) else False
+            return lambda ev, env: True if left(ev, env) or right(ev, env) else False
+        if e.op == "and":
+            def all_of(ev, env):
+                for t in tests:
+                    if not t(ev, env):
+                        return False
+                return True
+            return all_of
+
+        def any_of(ev, env):
+            for t in tests:
+                if t(ev, env):
+                    return True
+            return False
+        return any_of
 
     def fn_Not(self, e):
         operand = self.fn(e.operand)

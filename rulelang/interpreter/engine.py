@@ -4,37 +4,53 @@ Value model (shared with generated engines, which use faster layouts but the sam
 int and bool as Python ints/bools; players and enum/grid members as their index; none as None;
 sets as frozensets (iterated in domain order); lists and arrays as tuples.
 
-The flow runs as the lowered instruction list (rulelang/lower.py, the one both back ends run);
-statements without a pause and all expressions are evaluated from the checked AST. It stays a
-tree-walking evaluator, with no generated code; what keeps it from being quadratic is caching
-that changes no result, no fault and no limit:
+Why it is still the reference. Every construct means here what docs/language.md says, written
+once, in the order the language defines: each expression node, statement and lowered
+instruction is a plain function made once from its node (consts.ExprEvaluator.fn_<Node>,
+exec_<Stmt>, step_<Instr> below), calling its children's functions and the shared semantics
+(semantics.py BINARY_OPS / BUILTINS reference implementations, runtime.py helpers and fault
+messages) with the same checks, at the same locations. No Python source is generated and
+nothing is exec'd; no def is inlined, no check is left out because of a type or a constant, no
+test is moved out of the loop it is written in (those are the code generator's business). What
+keeps it from being slow is only (1) that a node's meaning is looked up once, when its function
+is made, instead of at every evaluation, and (2) caching that changes no result, no fault and no
+limit:
 
+- The flow runs as the lowered instruction list (rulelang/lower.py, the one both back ends run):
+  step_<Instr> makes each instruction's function, which does what the instruction says and gives
+  the next pc (-1 at a pause). Statements without a pause are functions too (exec_<Stmt>), the
+  loops they contain stop at `break` (an exception) and count their rounds against
+  max_loop_steps as the language says.
 - Memo tables for defs and `when` tests. A def's value is remembered per argument tuple; a
   `when` test that calls a def or has an aggregate is remembered per values of the locals it
-  reads from outside (option parameters and flow locals: Reads.locals_of). Each table belongs
-  to one State and is dropped by State.write, the only place where state variables change, for
-  exactly the variables it reads (Reads.of_def / of_expr: found statically from the checker's
-  name references, through the defs it calls). Defs cannot change state (the checker's E016), so
+  reads from outside (option parameters and flow locals: Reads.locals_of), unless it is one def
+  call (the def's own table then does it). Each table belongs to one State and is dropped by
+  State.write, the only place where state variables change, for exactly the variables it reads
+  (Reads.of_def / of_expr: found statically from the checker's name references, through the
+  defs it calls). Defs cannot change state (the checker's E016), so
   nothing else can make a value stale. A value that faults is not remembered: the same fault
   comes again at the same place. A clone starts with empty tables, a fault that undoes an apply
   empties them (entries made after a write would describe the undone state), set_vars writes
   through State.write. VERIFY_MEMO checks every hit against a fresh evaluation (tests).
 - One candidate list per decision (_Choices), made on first use by whichever protocol call comes
   first (legal_actions, num_choices, apply, apply_index, observation, end_action_index) and
-  shared until the state changes. Candidates are runs of parameter-value tuples per option; the
-  action strings are made only when asked for.
+  shared until the state changes. Candidates are runs of parameter-value tuples per option (a
+  one-parameter option with no `when` keeps its domain itself: _Singles); the action strings
+  are made only when asked for.
+- While a decision's candidates are listed nothing can change the state, and the locals from
+  outside its options are fixed: the parts of its `when` tests and domains that read no option
+  parameter (steady_parts: the largest such subexpressions) are remembered for that listing,
+  from where they are first evaluated, which is where they always were (so the first fault is
+  the same, and a value that faults is not remembered). Every candidate is still tested in
+  order with the whole `when`, left to right.
 - `any` / `all` stop at their first deciding element when no element can fault (faults.py, a
   small conservative analysis of the interpreter's own); otherwise every element is evaluated,
   as the language defines, so a later element's fault is still reported.
-- Expressions: each node's meaning is made once into a function of (evaluator, locals) by
-  consts.ExprEvaluator.fn_<Node>, a plain transcription of that meaning with what depends only
-  on the node (its name's slot, its operator, its location, its Growth answer) looked up when
-  the function is made, so an evaluation does not dispatch on the node or resolve a name again;
-  comprehensions bind their variable in place instead of copying the env per element. These
-  functions are not generated code: each is a closure written out in consts.py, calling its
-  children's functions and the shared semantics (BINARY_OPS, BUILTINS, runtime) with the same
-  checks, in the same order, at the same locations as the language defines; none is left out
-  because of a type or a constant (that is the code generator's business).
+- Expressions: each node's function (consts.ExprEvaluator.fn_<Node>) has what depends only on
+  the node (its name's slot, its operator, its location, its Growth answer) looked up when the
+  function is made; comprehensions bind their variable in place instead of copying the env per
+  element; the none checks of def and builtin arguments, an index's bounds check and a chain of
+  `and` / `or` are written out in one function each (the same checks, in the same order).
 - A table's value is kept per argument tuple once found (tables are constants); a lookup with
   no row is not kept and faults again.
 """
@@ -43,6 +59,7 @@ from __future__ import annotations
 
 import dataclasses
 from fractions import Fraction
+from operator import itemgetter
 
 from rulelang import ast, runtime
 from rulelang import types as T
@@ -191,18 +208,21 @@ class Game:
         return out
 
     def def_parts(self, d: ast.DefDecl) -> tuple:
-        """The frame slots of a def's parameters; the function of its body if that is an
-        expression, else None; and where a none it gives is a fault (None if its return type
-        allows none)."""
+        """The frame slots of a def's parameters; the function of its body (an expression's,
+        or a block's); whether the body is a block; and where a none an expression body gives
+        is a fault (None if its return type allows none)."""
         out = self._def_parts.get(d)
         if out is None:
-            body, where = None, None
-            if not isinstance(d.body, ast.Block):
-                body = _Evaluator(self, None).fn(d.body)
+            ev, where = _Evaluator(self, None), None
+            block = isinstance(d.body, ast.Block)
+            if block:
+                body = ev.block_fn(d.body)
+            else:
+                body = ev.fn(d.body)
                 if self.program.def_ret[d.name].kind not in ("opt", "none", "any"):
                     where = self.constants.locs[d.body]
             out = self._def_parts[d] = (tuple(self.program.slots[p] for p in d.params), body,
-                                        where)
+                                        block, where)
         return out
 
     def option_types(self, opt: ast.Option) -> tuple[T.Type, ...]:
@@ -631,11 +651,11 @@ class _Evaluator(ExprEvaluator):
         return v
 
     def _run_def(self, d: ast.DefDecl, args):
-        slots, body, where = self.g.def_parts(d)
+        slots, body, block, where = self.g._def_parts.get(d) or self.g.def_parts(d)
         local = dict(zip(slots, args))
-        if body is None:
+        if block:
             try:
-                self.exec_block(d.body, local)
+                body(self, local)
             except _Return as r:
                 if r.value is None and self.p.def_ret[d.name].kind not in ("opt", "any"):
                     runtime.fault_none(loc(r.node.value.span))
@@ -670,11 +690,18 @@ class _Evaluator(ExprEvaluator):
             return f
         test = self.fn(e)
         slots = self.g.reads.locals_of(e) if self.g.reads.costly(e) else None
+        if isinstance(e, ast.Call) and self.p.refs[e][0] == "def":
+            slots = None  # one def call: remembered in the def's own table, per argument
         if slots is None:
             f = test
         else:
+            get = itemgetter(*slots) if slots else (lambda env: ())
+
             def f(ev, env):
-                key = tuple([env.get(s, _MISSING) for s in slots])
+                try:
+                    key = get(env)  # the values of the slots (one: the value itself)
+                except KeyError:  # pragma: no cover - a test reads only bound locals
+                    key = tuple([env.get(s, _MISSING) for s in slots])
                 table = ev.s._memo.get(e)
                 if table is None:
                     table = ev._new_table(e)
