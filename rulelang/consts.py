@@ -615,17 +615,30 @@ class ExprEvaluator:
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
             wants = [self.p.slot_types[self.p.slots[f]] for f in d.params]
-            if len(e.args) not in (1, 2):
-                args = [self.kept_fn(a, self.conv_fn(a, want)) for a, want in zip(e.args, wants)]
-                return lambda ev, env: ev.call_def(d, tuple([a(ev, env) for a in args]))
-            # The common cases, with conv_fn and kept_fn written out (a hot path): per argument
-            # its function, where a none is a fault (None if the parameter allows none), and
-            # where an int over the limit is (None if the argument cannot have grown).
+            if not e.args:
+                return lambda ev, env: ev.call_def(d, ())
+            # conv_fn and kept_fn written out (a hot path): per argument its function, where a
+            # none is a fault (None if the parameter allows none), and where an int over the
+            # limit is (None if the argument cannot have grown).
             top, bounded = self.int_max, runtime.bounded
-            (f0, n0, g0), *rest = [
+            specs = tuple(
                 (self.fn(a), None if want.kind in ("opt", "none", "any") else self.at(a),
-                 self.at(a) if self.k.growth(a) else None) for a, want in zip(e.args, wants)]
-            if not rest:
+                 self.at(a) if self.k.growth(a) else None) for a, want in zip(e.args, wants))
+            if len(specs) > 2:
+                def call(ev, env):
+                    args = []
+                    for f, n, g in specs:
+                        v = f(ev, env)
+                        if v is None:
+                            if n is not None:
+                                fault_none(n)
+                        elif g is not None:
+                            bounded(v, top, g)
+                        args.append(v)
+                    return ev.call_def(d, tuple(args))
+                return call
+            (f0, n0, g0), *rest = specs
+            if not rest:  # one or two arguments: the same, without a loop
                 def call1(ev, env):
                     v0 = f0(ev, env)
                     if v0 is None:
