@@ -468,7 +468,8 @@ _KEYED_REFS = ("builtin", "cell", "const", "enum_all", "field", "graph", "local"
 def plan_keyed_defs(an, plan: Plan) -> None:
     """A def with one parameter t of an enum type E (at most DENSE_TABLE_SPAN members) and an
     expression body, a plain value (int, bool, enum member, player or set: never none, nothing
-    mutable to share), at least CACHE_NODES nodes with an aggregate in them, called from two
+    mutable to share), at least CACHE_NODES nodes with an aggregate in them or a table lookup
+    (Acquire's price(c), a table row and arithmetic, asked seven times per buy), called from two
     places or more, that reads state only as A[t] or as A[n] for n in neighbors(t) (A an array
     indexed by E; no def calls, only values fixed for the game otherwise): its values are kept
     on the state in a list indexed by the argument (attribute c_<def>, None until a value is
@@ -492,7 +493,9 @@ def plan_keyed_defs(an, plan: Plan) -> None:
         if pt.kind != "enum":
             continue
         size = len(an.p.enums[pt.name].members)
-        if size > DENSE_TABLE_SPAN or an.def_nodes(d) < CACHE_NODES:
+        if size > DENSE_TABLE_SPAN or (an.def_nodes(d) < CACHE_NODES and not any(
+                isinstance(n, ast.Call) and an.p.refs.get(n, ("",))[0] == "table"
+                for n in _all_nodes(d.body))):
             continue
         deps = _keyed_deps(an, d, pt)
         if deps:

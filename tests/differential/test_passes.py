@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 
 import pytest
 
@@ -129,28 +130,32 @@ def test_keyed_defs_in_lockstep(players):
     for seed in range(60):
         _steps, where = _play(players, seed, KEYED)
         ends[where] = ends.get(where, 0) + 1
-    # games end normally, or at bonus(6) inside boost: in spread's `when` (listing the next
-    # decision) or in pick's body
+    # games end normally, or at bonus(6) inside boost (in spread's `when`, listing the next
+    # decision, or in pick's body) or inside cost (pick's body)
     assert ends.get(None, 0) > 0
     faults = {os.path.basename(w) for w in ends if w is not None}
-    assert faults == {"keyed.rules:23:29"}
+    assert faults == {"keyed.rules:23:29", "keyed.rules:25:28"}
     assert sum(n for w, n in ends.items() if w is not None) > 5
 
 
 def test_keyed_defs_are_used_and_forgotten():
-    """heat and boost are kept per cell (plan_keyed_defs); a write at a local index forgets
-    that cell and its neighbours, any other write of mark or tags forgets them all."""
+    """heat, boost and cost are kept per cell (plan_keyed_defs); a write at a local index
+    forgets that cell (and its neighbours for the defs reading them), any other write of mark
+    or tags forgets them all."""
     src = compile_program(rulelang.check_file(KEYED))
-    assert "s.c_heat = [None] * 12" in src and "s.c_boost = [None] * 12" in src
+    for name in ("heat", "boost", "cost"):
+        assert f"s.c_{name} = [None] * 12" in src
     lines = [line.strip() for line in src.splitlines()]
-    # pick's mark[c] (a flow local): that cell and its neighbours, in both defs
-    assert lines.count("_t1[s.l_c] = None") == 1 and lines.count("_t3[s.l_c] = None") == 1
-    assert lines.count("for _t2 in NEIGHBORS_Cell[s.l_c]:") == 1
-    # add c to tags[c]: heat reads tags at the cell only (no neighbour loop), boost not at all
-    assert "_t8[s.l_c] = None" in lines
+    forgets = [line for line in lines if re.fullmatch(r"_t\d+\[s\.l_c\] = None", line)]
+    nb_loops = [line for line in lines
+                if re.fullmatch(r"for _t\d+ in NEIGHBORS_Cell\[s\.l_c\]:", line)]
+    # pick's mark[c] (a flow local): that cell in heat, boost and cost, its neighbours in heat
+    # and boost; add c to tags[c]: that cell in heat only (boost and cost do not read tags)
+    assert len(forgets) == 4 and len(nb_loops) == 2
     # spread's mark[n] in a loop: targeted; mark[neighbors(c)[0]] and `mark = ...`: all
-    assert "for _t2 in NEIGHBORS_Cell[v_n]:" in lines
-    assert lines.count("s.c_heat = None") == 2  # mark[neighbors(c)[0]], mark = [...]
+    assert sum(1 for line in lines
+               if re.fullmatch(r"for _t\d+ in NEIGHBORS_Cell\[v_n\]:", line)) == 2
+    assert lines.count("s.c_heat = None") == 2 and lines.count("s.c_cost = None") == 2
     assert "self.c_heat = None" in lines  # set_vars
     assert "c.c_heat = None" in lines  # a clone starts without the list
 
