@@ -56,6 +56,20 @@ def shown_args(name: str, args: list[str], display: dict[str, list[dict[str, str
     return [d.get(a, a) for a, d in zip(args, per)]
 
 
+def describe_action(action: str, labels: dict[str, list[str]],
+                    display: dict[str, list[dict[str, str]]]) -> str:
+    """An action string for people (the log, `replay --step`): enum members by their display
+    names, parameters named (view labels) when there are several."""
+    if action == "?" or "(" not in action:
+        return action
+    name, args = split_action(action)
+    args = shown_args(name, args, display)
+    names = labels.get(name)
+    if len(args) < 2 or not names or len(names) != len(args):
+        return f"{name}({', '.join(args)})"
+    return f"{name}({', '.join(f'{lab}={a}' for lab, a in zip(names, args))})"
+
+
 def group_actions(legal: list[str], labels: dict[str, list[str]],
                   display: dict[str, list[dict[str, str]]] | None = None) -> list[Group]:
     groups: dict[str, Group] = {}
@@ -370,15 +384,7 @@ class Session:
         return out
 
     def describe(self, action: str) -> str:
-        """An action string for people: parameters named when there are several."""
-        if action == "?" or "(" not in action:
-            return action
-        name, args = split_action(action)
-        args = shown_args(name, args, self.display)
-        labels = self.labels.get(name)
-        if len(args) < 2 or not labels or len(labels) != len(args):
-            return f"{name}({', '.join(args)})"
-        return f"{name}({', '.join(f'{lab}={a}' for lab, a in zip(labels, args))})"
+        return describe_action(action, self.labels, self.display)
 
     def record(self, file: str | None = None) -> dict:
         return sim.make_record(self.game, self.state, self.seed, self.digests,
@@ -628,6 +634,7 @@ class Stepper:
                                       params=record.get("params") or {})
         self.viewer = Viewer(program)
         self.labels = param_labels(program)
+        self.display = arg_display(program)
         self.seat = seat
         self.console = console
         self.from_step = from_step
@@ -643,7 +650,8 @@ class Stepper:
             return
         hist = state.history if self.seat is None else state.history_for(self.seat)
         who = "chance" if actor == CHANCE else seat_name(actor, self.seat)
-        self.console.print(Rule(f"step {i}: {who}: {hist[i]}"))
+        self.console.print(Rule(f"step {i}: {who}: "
+                                f"{describe_action(hist[i], self.labels, self.display)}"))
         if self.seat is None:
             obj = json.loads(state.to_json())
             obj["player"] = None

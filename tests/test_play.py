@@ -195,3 +195,38 @@ def test_replay_steps_through_a_record_for_a_seat_or_the_full_state(tmp_path):
     assert f"replayed {len(rec['actions'])} actions" in full.stdout
     bad = run(["replay", POLA, str(record), "--step", "--seat", "7"], input="")
     assert bad.exit_code == 2 and "--seat 7" in bad.stderr
+
+
+DISPLAY_RULES = """game Trip
+players 2..2
+enum City { Lodz "Łódź", Koln "Köln" }
+state { at: City? = none }
+flow {
+  choose players[0] {
+    go(c: City, n: int in 1..2) { at = c }
+  }
+}
+score p => 0
+view {
+  show "At" => at,
+  label go(c: "city", n: "times"),
+}
+"""
+
+
+def test_replay_step_shows_actions_as_the_log_does(tmp_path):
+    """`replay --step` names an action's members by their display names and its parameters by
+    their labels, as the play log does; the record keeps the ASCII action strings."""
+    rules = tmp_path / "trip.rules"
+    rules.write_text(DISPLAY_RULES, encoding="utf-8")
+    record = tmp_path / "trip.json"
+    res = run(["play", str(rules), "--players", "random,random", "--seed", "1",
+               "--record", str(record)], input="")
+    assert res.exit_code == 0, res.stderr
+    action = json.loads(record.read_text())["actions"][0]
+    shown = {"go(Lodz, 1)": "go(city=Łódź, times=1)", "go(Lodz, 2)": "go(city=Łódź, times=2)",
+             "go(Koln, 1)": "go(city=Köln, times=1)", "go(Koln, 2)": "go(city=Köln, times=2)"}
+    full = run(["replay", str(rules), str(record), "--step"], input="")
+    assert full.exit_code == 0, full.stderr
+    assert f"step 0: P0: {shown[action]}" in full.stdout
+    assert action not in full.stdout

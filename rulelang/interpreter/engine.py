@@ -123,6 +123,15 @@ class Game:
         self.fns: dict[object, object] = {}
         # per `when` test: the outside locals that key its memo table, or None (not memoised)
         self.when_keys: dict[object, tuple[str, ...] | None] = {}
+        # per pc, the function running that instruction (made on first use: Game.step)
+        self.steps: list = [None] * len(self.lowered.code)
+
+    def step(self, pc: int):
+        """The function of instruction pc, made once by _Evaluator.step_<Instr>."""
+        ins = self.lowered.code[pc]
+        f = self.steps[pc] = getattr(_Evaluator, "step_" + type(ins).__name__)(
+            _Evaluator(self, None), ins, pc)
+        return f
 
     def watch(self, key) -> None:
         """List memo table `key` (a DefDecl or a `when` expression) under the state variables it
@@ -319,6 +328,25 @@ class _Choices:
             ws = self.weights
             self._uneven = None if len(set(ws)) <= 1 else list(ws)
         return self._uneven
+
+
+class _Singles:
+    """The candidates of a one-parameter option with no `when` test: its domain's values, each
+    as a 1-tuple when asked for (a bid may have a thousand)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values) -> None:
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, k: int) -> tuple:
+        return (self.values[k],)
+
+    def __iter__(self):
+        return ((v,) for v in self.values)
 
 
 class State:
@@ -548,73 +576,16 @@ class State:
 
     # -- running the flow
     def _advance(self) -> None:
-        code = self.game.lowered.code
+        """Run the lowered instruction list from self.pc to the next pause or the end: each
+        instruction's function (Game.step) does what it says and gives the next pc, or -1 at a
+        pause (having set self.pc, the player, and worked out the choices)."""
+        steps = self.game.steps
         ev = _Evaluator(self.game, self)
+        ev.loop_steps = 0  # starts of flow `while` bodies since the last pause
         frame = self.frame
-        max_steps = self.game.program.limits.max_loop_steps
-        steps = 0  # starts of `while` bodies since the last pause
-        while True:
-            ins = code[self.pc]
-            if isinstance(ins, Exec):
-                try:
-                    ev.exec(ins.stmt, frame)
-                except _Break:  # pragma: no cover - the lowering keeps breaks inside loops
-                    raise
-                self.pc += 1
-            elif isinstance(ins, Bind):
-                frame[ins.slot] = ev.kept(ins.expr, ev.conv(
-                    ins.expr, frame, self.game.program.slot_types[ins.slot]))
-                self.pc += 1
-            elif isinstance(ins, Jump):
-                self.pc = ins.target
-            elif isinstance(ins, JumpIfNot):
-                if ev.eval(ins.cond, frame):
-                    if ins.loop is not None:
-                        steps += 1
-                        if steps > max_steps:
-                            runtime.fault_loop_limit(max_steps, loc(ins.loop.span))
-                    self.pc += 1
-                else:
-                    self.pc = ins.target
-            elif isinstance(ins, IterInit):
-                frame[f"$it{ins.loop}"] = ev.iterate(ins.expr, frame)
-                frame[f"$ix{ins.loop}"] = 0
-                self.pc += 1
-            elif isinstance(ins, IterNext):
-                items, i = frame[f"$it{ins.loop}"], frame[f"$ix{ins.loop}"]
-                if i < len(items):
-                    frame[ins.slot] = items[i]
-                    frame[f"$ix{ins.loop}"] = i + 1
-                    self.pc += 1
-                else:
-                    self.pc = ins.target
-            elif isinstance(ins, SetPhase):
-                self.phase = ins.name
-                self.pc += 1
-            elif isinstance(ins, Copy):
-                frame[ins.dst] = frame.get(ins.src)
-                self.pc += 1
-            elif isinstance(ins, DepthFault):
-                runtime.fault_phase_depth(ins.phase, ins.depth, loc(ins.node.span))
-            elif isinstance(ins, FinishAt):
-                self.current_player = TERMINAL
-                return
-            elif isinstance(ins, ChooseAt):
-                self.current_player = ev.nn(ins.node.player, frame)
-                if self._choices().n == 0:
-                    if ins.orelse >= 0:  # `choose ... else`: no pause, nothing in the history
-                        self._actions_cache = None
-                        self.pc = ins.orelse
-                        continue
-                    runtime.fault_no_choice(loc(ins.node.span))
-                return
-            elif isinstance(ins, ChanceAt):
-                self.current_player = CHANCE
-                if self._choices().n == 0:
-                    runtime.fault_no_outcome(ins.node.name, loc(ins.node.span))
-                return
-            else:  # pragma: no cover
-                raise AssertionError(ins)
+        pc = self.pc
+        while pc >= 0:
+            pc = (steps[pc] or self.game.step(pc))(self, ev, frame)
 
 
 class _Evaluator(ExprEvaluator):
@@ -677,24 +648,36 @@ class _Evaluator(ExprEvaluator):
 
     # -- decisions and chance
     def when(self, e, env: dict) -> bool:
-        """An option's `when` test, remembered per values of the outside locals it reads if it
-        calls a def or has an aggregate (a plain test is cheaper to redo than to look up)."""
-        slots = self.g.when_keys.get(e, _MISSING)
-        if slots is _MISSING:
-            slots = self.g.when_keys[e] = self.g.reads.locals_of(e) \
-                if self.g.reads.costly(e) else None
+        """An option's `when` test (see when_fn)."""
+        return bool(self.when_fn(e)(self, env))
+
+    def when_fn(self, e):
+        """The function f(ev, env) of an option's `when` test e, made once: remembered per
+        values of the outside locals it reads if it calls a def or has an aggregate (a plain
+        test is cheaper to redo than to look up; its function is e's own, whose value the
+        caller takes as true or false)."""
+        key = ("when", e)
+        f = self.fns.get(key)
+        if f is not None:
+            return f
+        test = self.fn(e)
+        slots = self.g.reads.locals_of(e) if self.g.reads.costly(e) else None
         if slots is None:
-            return bool(self.fn(e)(self, env))
-        key = tuple([env.get(s, _MISSING) for s in slots])
-        table = self.s._memo.get(e)
-        if table is None:
-            table = self._new_table(e)
-        v = table.get(key, _MISSING)
-        if v is _MISSING:
-            v = table[key] = bool(self.fn(e)(self, env))
-        elif VERIFY_MEMO:
-            assert v is bool(self.fn(e)(self, env)), (e, key, v)
-        return v
+            f = test
+        else:
+            def f(ev, env):
+                key = tuple([env.get(s, _MISSING) for s in slots])
+                table = ev.s._memo.get(e)
+                if table is None:
+                    table = ev._new_table(e)
+                v = table.get(key, _MISSING)
+                if v is _MISSING:
+                    v = table[key] = bool(test(ev, env))
+                elif VERIFY_MEMO:
+                    assert v is bool(test(ev, env)), (e, key, v)
+                return v
+        self.fns[key] = f
+        return f
 
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
         runs = []
@@ -711,46 +694,72 @@ class _Evaluator(ExprEvaluator):
                     runs.append((n + j, combos))
         return _Choices(self.g, ins, runs, None)
 
-    def _combos(self, opt: ast.Option, env: dict) -> list[tuple]:
+    def option_parts(self, opt: ast.Option) -> tuple:
+        """An option's parameter slots, the function of each parameter's domain, and its
+        `when` test's function (None without one), made once."""
+        key = ("option", opt)
+        parts = self.fns.get(key)
+        if parts is None:
+            slots = self.g.option_slots(opt)
+            domains = tuple(self.domain_fn(prm, slot) for prm, slot in zip(opt.params, slots))
+            test = self.when_fn(opt.when) if opt.when is not None else None
+            parts = self.fns[key] = (slots, domains, test)
+        return parts
+
+    def _combos(self, opt: ast.Option, env: dict):
         """The parameter values of an option's legal actions, in order (env: the locals its
-        domains and `when` may read; the parameters are bound in it as they go)."""
-        slots = self.g.option_slots(opt)
+        domains and `when` may read; the parameters are bound in it as they go): a sequence of
+        value tuples."""
+        slots, domains, test = self.option_parts(opt)
         if not slots:
-            return [()] if opt.when is None or self.when(opt.when, env) else []
+            return [()] if test is None or test(self, env) else []
+        if len(slots) == 1 and test is None:
+            return _Singles(domains[0](self, env))  # each value is a candidate
         out: list[tuple] = []
-        self._bind(opt, slots, 0, env, out)
+        self._bind(slots, domains, test, 0, env, out)
         return out
 
-    def _bind(self, opt: ast.Option, slots: tuple[str, ...], i: int, env: dict,
+    def _bind(self, slots: tuple[str, ...], domains: tuple, test, i: int, env: dict,
               out: list) -> None:
         """Bind the option's parameters i.. in env to each combination of their values in
-        turn, adding to out the values of those for which its `when` holds."""
-        slot, when = slots[i], opt.when
-        values = self._domain(opt.params[i], slot, env)
+        turn, adding to out the values of those for which its `when` test holds."""
+        slot = slots[i]
+        values = domains[i](self, env)
         if i + 1 < len(slots):
             for v in values:
                 env[slot] = v
-                self._bind(opt, slots, i + 1, env, out)
-        elif when is None:  # the last parameter, no test: each value is a candidate
+                self._bind(slots, domains, test, i + 1, env, out)
+        else:  # the last parameter: the values of the others are bound
             head = tuple([env[s] for s in slots[:i]])
-            out += [head + (v,) for v in values]
-        else:  # the last parameter: each value is a candidate if `when` holds
-            for v in values:
-                env[slot] = v
-                if self.when(when, env):
-                    out.append(tuple([env[s] for s in slots]))
+            if test is None:  # each value is a candidate
+                out += [head + (v,) for v in values]
+            else:  # each value is a candidate if `when` holds
+                for v in values:
+                    env[slot] = v
+                    if test(self, env):
+                        out.append(head + (v,))
         env.pop(slot, None)
 
-    def _domain(self, prm: ast.OParam, slot: str, env: dict) -> list:
-        """The values an option parameter runs over, in order."""
+    def domain_fn(self, prm: ast.OParam, slot: str):
+        """The function giving the values an option parameter runs over, in order: an int
+        parameter's collection, or the members of its enum, player or bool type (those in its
+        collection, if it names one)."""
         t = self.p.slot_types[slot]
         if t.kind == "int":
-            return list(self.iterate(prm.domain, env))
-        dom = self.g.domain(t, self.s.num_players)
-        if prm.domain is not None:
-            allowed = set(self.iterate(prm.domain, env))
+            return self.iterate_fn(prm.domain)
+        g = self.g
+        every = None if T.strip(t).kind == "player" else g.domain(t, 0)
+        allowed_of = self.nn_fn(prm.domain) if prm.domain is not None else None
+
+        def domain(ev, env):
+            dom = every if every is not None else range(ev.s.num_players)
+            if allowed_of is None:
+                return dom
+            allowed = allowed_of(ev, env)  # a set or list: only membership counts
+            if not isinstance(allowed, frozenset):
+                allowed = set(allowed)
             return [v for v in dom if v in allowed]
-        return list(dom)
+        return domain
 
     def outcomes(self, ins: ChanceAt, frame: dict) -> _Choices:
         node = ins.node
@@ -769,130 +778,325 @@ class _Evaluator(ExprEvaluator):
         kept = [(v, w) for v, w in weights.items() if w > 0]
         return _Choices(self.g, ins, [(0, [(v,) for v, _w in kept])], [w for _v, w in kept])
 
-    # -- statements (no pauses: the lowering handles those)
-    _execs: dict[type, object] = {}
+    # -- the lowered instructions (lower.py): step_<Instr>(ins, pc) makes the function
+    # f(state, ev, frame) that runs instruction pc and gives the next pc, or -1 at a pause.
+    def step_Exec(self, ins: Exec, pc: int):
+        run, nxt = self.stmt_fn(ins.stmt), pc + 1
 
-    def exec(self, s, env: dict) -> None:
-        """Run statement s: exec_<Stmt>, found in a table by the statement's class."""
-        f = self._execs.get(type(s))
+        def exec_(st, ev, frame):
+            run(ev, frame)
+            return nxt
+        return exec_
+
+    def step_Bind(self, ins: Bind, pc: int):
+        slot, nxt = ins.slot, pc + 1
+        value = self.kept_fn(ins.expr, self.conv_fn(ins.expr, self.p.slot_types[slot]))
+
+        def bind(st, ev, frame):
+            frame[slot] = value(ev, frame)
+            return nxt
+        return bind
+
+    def step_Jump(self, ins: Jump, pc: int):
+        target = ins.target
+        return lambda st, ev, frame: target
+
+    def step_JumpIfNot(self, ins: JumpIfNot, pc: int):
+        cond, target, nxt = self.fn(ins.cond), ins.target, pc + 1
+        if ins.loop is None:
+            return lambda st, ev, frame: nxt if cond(ev, frame) else target
+        limit, where = self.limits.max_loop_steps, self.at(ins.loop)
+
+        def loop_test(st, ev, frame):  # a flow `while` whose round may pass no pause
+            if not cond(ev, frame):
+                return target
+            ev.loop_steps += 1
+            if ev.loop_steps > limit:
+                runtime.fault_loop_limit(limit, where)
+            return nxt
+        return loop_test
+
+    def step_IterInit(self, ins: IterInit, pc: int):
+        items_of, it, ix, nxt = self.iterate_fn(ins.expr), f"$it{ins.loop}", f"$ix{ins.loop}", \
+            pc + 1
+
+        def iter_init(st, ev, frame):
+            frame[it] = items_of(ev, frame)
+            frame[ix] = 0
+            return nxt
+        return iter_init
+
+    def step_IterNext(self, ins: IterNext, pc: int):
+        it, ix, slot, target, nxt = f"$it{ins.loop}", f"$ix{ins.loop}", ins.slot, ins.target, \
+            pc + 1
+
+        def iter_next(st, ev, frame):
+            items, i = frame[it], frame[ix]
+            if i < len(items):
+                frame[slot] = items[i]
+                frame[ix] = i + 1
+                return nxt
+            return target
+        return iter_next
+
+    def step_SetPhase(self, ins: SetPhase, pc: int):
+        name, nxt = ins.name, pc + 1
+
+        def set_phase(st, ev, frame):
+            st.phase = name
+            return nxt
+        return set_phase
+
+    def step_Copy(self, ins: Copy, pc: int):
+        dst, src, nxt = ins.dst, ins.src, pc + 1
+
+        def copy(st, ev, frame):
+            frame[dst] = frame.get(src)
+            return nxt
+        return copy
+
+    def step_DepthFault(self, ins: DepthFault, pc: int):
+        phase, depth, where = ins.phase, ins.depth, self.at(ins.node)
+
+        def depth_fault(st, ev, frame):
+            runtime.fault_phase_depth(phase, depth, where)
+        return depth_fault
+
+    def step_FinishAt(self, ins: FinishAt, pc: int):
+        def finish(st, ev, frame):
+            st.pc = pc
+            st.current_player = TERMINAL
+            return -1
+        return finish
+
+    def step_ChooseAt(self, ins: ChooseAt, pc: int):
+        player, orelse, where = self.nn_fn(ins.node.player), ins.orelse, self.at(ins.node)
+
+        def choose(st, ev, frame):
+            st.pc = pc
+            st.current_player = player(ev, frame)
+            if st._choices().n == 0:
+                if orelse >= 0:  # `choose ... else`: no pause, nothing in the history
+                    st._actions_cache = None
+                    return orelse
+                runtime.fault_no_choice(where)
+            return -1
+        return choose
+
+    def step_ChanceAt(self, ins: ChanceAt, pc: int):
+        name, where = ins.node.name, self.at(ins.node)
+
+        def chance(st, ev, frame):
+            st.pc = pc
+            st.current_player = CHANCE
+            if st._choices().n == 0:
+                runtime.fault_no_outcome(name, where)
+            return -1
+        return chance
+
+    # -- statements (no pauses: the lowering handles those)
+    # Each statement's meaning is made once into a function f(ev, env), as expressions are
+    # (fn_<Node>): exec_<Stmt>(s) makes it, a plain transcription of what running s does, with
+    # its children's functions, slots, types and locations looked up when it is made.
+    _stmt_makers: dict[type, object] = {}
+
+    def stmt_fn(self, s):
+        """The function f(ev, env) running statement s, made once."""
+        f = self.fns.get(s)
         if f is None:
-            f = self._execs[type(s)] = getattr(_Evaluator, "exec_" + type(s).__name__)
-        f(self, s, env)
+            make = self._stmt_makers.get(type(s))
+            if make is None:
+                make = self._stmt_makers[type(s)] = getattr(_Evaluator,
+                                                            "exec_" + type(s).__name__)
+            f = self.fns[s] = make(self, s)
+        return f
+
+    def block_fn(self, b: ast.Block):
+        """The function running a block's statements in order, made once."""
+        f = self.fns.get(b)
+        if f is None:
+            stmts = tuple(self.stmt_fn(s) for s in b.stmts)
+            if len(stmts) == 1:
+                f = stmts[0]
+            else:
+                def f(ev, env):
+                    for s in stmts:
+                        s(ev, env)
+            self.fns[b] = f
+        return f
 
     def exec_block(self, b: ast.Block, env: dict) -> None:
-        for s in b.stmts:
-            self.exec(s, env)
+        self.block_fn(b)(self, env)
 
-    def exec_Let(self, s, env):
+    def exec_Let(self, s):
         slot = self.p.slots[s]
-        env[slot] = self.kept(s.value, self.conv(s.value, env, self.p.slot_types[slot]))
+        value = self.kept_fn(s.value, self.conv_fn(s.value, self.p.slot_types[slot]))
 
-    def _read_target(self, lv: ast.LValue, env):
-        ref = self.p.refs[lv]
-        return env[ref[1]] if ref[0] == "local" else self.var(ref[1])
+        def let(ev, env):
+            env[slot] = value(ev, env)
+        return let
 
-    def _write_target(self, lv: ast.LValue, env, fn) -> None:
-        ref = self.p.refs[lv]
-        idx = [self.nn(i, env) for i in lv.indices]
-        root = self._read_target(lv, env)
-        new = self._update(root, idx, fn, lv)
-        if ref[0] == "local":
-            env[ref[1]] = new
-        else:
-            self.s.write(ref[1], new)
+    def target_fn(self, lv: ast.LValue):
+        """The function write(ev, env, fn) that puts fn(old) in place of the value `old` at
+        lvalue lv: its indices are evaluated (none-checked) first, then the variable read, each
+        index checked against its list, and the new container written back (a state variable
+        through State.write)."""
+        kind, name = self.p.refs[lv][:2]
+        idx = tuple(self.nn_fn(i) for i in lv.indices)
+        where = self.at(lv)
 
-    def _update(self, container, idx, fn, lv):
-        if not idx:
-            return fn(container)
-        i = idx[0]
-        runtime.list_item(container, i, loc(lv.span))
-        items = list(container)
-        items[i] = self._update(container[i], idx[1:], fn, lv)
-        return tuple(items)
+        def write(ev, env, fn):
+            ix = [i(ev, env) for i in idx]
+            if kind == "local":
+                env[name] = _update(env[name], ix, fn, where)
+            else:
+                ev.s.write(name, _update(ev.vars[name], ix, fn, where))
+        return write
 
-    def exec_Assign(self, s, env):
-        v = self.kept(s.value, self.conv(s.value, env, self.p.types[s.target]))
-        self._write_target(s.target, env, lambda _old: v)
+    def exec_Assign(self, s):
+        value = self.kept_fn(s.value, self.conv_fn(s.value, self.p.types[s.target]))
+        write = self.target_fn(s.target)
 
-    def exec_AugAssign(self, s, env):
-        v = self.nn(s.value, env)
+        def assign(ev, env):
+            v = value(ev, env)
+            write(ev, env, lambda _old: v)
+        return assign
 
-        def fn(old):
-            if old is None:
-                runtime.fault_none(loc(s.target.span))
-            return runtime.bounded(old + v if s.op == "+" else old - v, self.int_max,
-                                   loc(s.span))
-        self._write_target(s.target, env, fn)
+    def exec_AugAssign(self, s):
+        value, write = self.nn_fn(s.value), self.target_fn(s.target)
+        at_target, where, top = self.at(s.target), self.at(s), self.int_max
+        plus = s.op == "+"
 
-    def exec_Add(self, s, env):
-        v = self.eval(s.value, env)
-        if v is None:
-            runtime.fault_set_none(loc(s.value.span))
-        self._write_target(s.target, env, lambda old: old | {v})
+        def aug_assign(ev, env):
+            v = value(ev, env)
 
-    def exec_Remove(self, s, env):
+            def fn(old):
+                if old is None:
+                    runtime.fault_none(at_target)
+                return runtime.bounded(old + v if plus else old - v, top, where)
+            write(ev, env, fn)
+        return aug_assign
+
+    def exec_Add(self, s):
+        value, write, where = self.fn(s.value), self.target_fn(s.target), self.at(s.value)
+
+        def add(ev, env):
+            v = value(ev, env)
+            if v is None:
+                runtime.fault_set_none(where)
+            write(ev, env, lambda old: old | {v})
+        return add
+
+    def exec_Remove(self, s):
         is_set = T.strip(self.p.types[s.target]).kind == "set"
-        v = self.nn(s.value, env) if is_set else self.eval(s.value, env)
+        value = self.nn_fn(s.value) if is_set else self.fn(s.value)
+        write, where = self.target_fn(s.target), self.at(s)
 
-        def fn(old):
-            if isinstance(old, frozenset):
+        def remove(ev, env):
+            v = value(ev, env)
+
+            def fn(old):
+                if isinstance(old, frozenset):
+                    if v not in old:
+                        runtime.fault_not_in_set(where)
+                    return old - {v}
                 if v not in old:
-                    runtime.fault_not_in_set(loc(s.span))
-                return old - {v}
-            if v not in old:
-                runtime.fault_not_in_list(loc(s.span))
-            i = old.index(v)
-            return old[:i] + old[i + 1:]
-        self._write_target(s.target, env, fn)
+                    runtime.fault_not_in_list(where)
+                i = old.index(v)
+                return old[:i] + old[i + 1:]
+            write(ev, env, fn)
+        return remove
 
-    def exec_Push(self, s, env):
-        v = self.kept(s.value, self.conv(s.value, env, T.strip(self.p.types[s.target]).elem))
-        limit = self.limits.max_collection
+    def exec_Push(self, s):
+        value = self.kept_fn(s.value, self.conv_fn(s.value,
+                                                   T.strip(self.p.types[s.target]).elem))
+        write, where, limit = self.target_fn(s.target), self.at(s), self.limits.max_collection
 
-        def fn(old):
-            if len(old) >= limit:
-                runtime.fault_size_limit(len(old) + 1, limit, loc(s.span))
-            return old + (v,)
-        self._write_target(s.target, env, fn)
+        def push(ev, env):
+            v = value(ev, env)
 
-    def exec_If(self, s, env):
-        for cond, body in s.branches:
-            if self.truth(cond, env):
-                self.exec_block(body, env)
-                return
-        if s.orelse is not None:
-            self.exec_block(s.orelse, env)
+            def fn(old):
+                if len(old) >= limit:
+                    runtime.fault_size_limit(len(old) + 1, limit, where)
+                return old + (v,)
+            write(ev, env, fn)
+        return push
 
-    def exec_For(self, s, env):
-        slot = self.p.slots[s]
-        for x in self.iterate(s.iter, env):
-            env[slot] = x
-            try:
-                self.exec_block(s.body, env)
-            except _Break:
-                break
+    def exec_If(self, s):
+        branches = tuple((self.fn(cond), self.block_fn(body)) for cond, body in s.branches)
+        orelse = self.block_fn(s.orelse) if s.orelse is not None else None
 
-    def exec_While(self, s, env):
-        limit = self.limits.max_loop_steps
-        steps = 0
-        while self.truth(s.cond, env):
-            steps += 1
-            if steps > limit:
-                runtime.fault_loop_limit(limit, loc(s.span))
-            try:
-                self.exec_block(s.body, env)
-            except _Break:
-                break
+        def if_(ev, env):
+            for cond, body in branches:
+                if cond(ev, env):
+                    body(ev, env)
+                    return
+            if orelse is not None:
+                orelse(ev, env)
+        return if_
 
-    def exec_Break(self, s, env):
-        raise _Break()
+    def exec_For(self, s):
+        slot, items_of, body = self.p.slots[s], self.iterate_fn(s.iter), self.block_fn(s.body)
 
-    def exec_Return(self, s, env):
-        raise _Return(self.eval(s.value, env), s)
+        def for_(ev, env):
+            for x in items_of(ev, env):
+                env[slot] = x
+                try:
+                    body(ev, env)
+                except _Break:
+                    break
+        return for_
 
-    def exec_Reveal(self, s, env):
+    def exec_While(self, s):
+        cond, body = self.fn(s.cond), self.block_fn(s.body)
+        limit, where = self.limits.max_loop_steps, self.at(s)
+
+        def while_(ev, env):
+            steps = 0
+            while cond(ev, env):
+                steps += 1
+                if steps > limit:
+                    runtime.fault_loop_limit(limit, where)
+                try:
+                    body(ev, env)
+                except _Break:
+                    break
+        return while_
+
+    def exec_Break(self, s):
+        def break_(ev, env):
+            raise _Break()
+        return break_
+
+    def exec_Return(self, s):
+        value = self.fn(s.value)
+
+        def return_(ev, env):
+            raise _Return(value(ev, env), s)
+        return return_
+
+    def exec_Reveal(self, s):
         _kind, secret, draws = self.p.refs[s]
-        runtime.reveal(self.s._seen, self.s.history, secret, draws)
 
-    def exec_Fail(self, s, env):
-        raise RulesRuntimeError(s.message, loc(s.span))
+        def reveal(ev, env):
+            runtime.reveal(ev.s._seen, ev.s.history, secret, draws)
+        return reveal
+
+    def exec_Fail(self, s):
+        message, where = s.message, self.at(s)
+
+        def fail(ev, env):
+            raise RulesRuntimeError(message, where)
+        return fail
+
+
+def _update(container, idx, fn, where):
+    """container with the item at the index path idx replaced by fn(item) (fn(container) itself
+    when idx is empty); each index checked against its list."""
+    if not idx:
+        return fn(container)
+    i = idx[0]
+    runtime.list_item(container, i, where)
+    items = list(container)
+    items[i] = _update(container[i], idx[1:], fn, where)
+    return tuple(items)

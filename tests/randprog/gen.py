@@ -100,6 +100,7 @@ class Gen:
         self.tables: list[tuple[str, list[str], str]] = []  # name, key types, result
         self.defs: list[tuple[str, list[str], str]] = []
         self.kept_defs: list[tuple[str, str]] = []  # gen_kept_def: name, result type
+        self.keyed_defs: list[tuple[str, str]] = []  # gen_keyed_def: name, parameter enum
         self.phases: list[tuple[str, list[str]]] = []
         self.deep_phases: set[int] = set()  # phases declared with `depth N`: may run themselves
         self.phase_text: dict[str, str] = {}  # phase name -> its body's lines
@@ -279,7 +280,7 @@ class Gen:
         for e in enums:
             specs += [(set_of(e), None), (f"int[{e}]", None), (f"{e}?", None)]
         for g in [e for e in self.enums if self.enums[e]["grid"]]:
-            specs.append((set_of(g), None))
+            specs += [(set_of(g), None), (f"int[{g}]", None)]
         self.r.shuffle(specs)
         chosen = specs[: self.r.randint(3, min(8, len(specs)))]
         if not any(t == "int[player]" for t, _ in chosen):
@@ -330,6 +331,38 @@ class Gen:
             self.features.add("def")
         if self.chance(0.5):
             self.gen_kept_def(out)
+        if self.chance(0.5):
+            self.gen_keyed_def(out)
+
+    def gen_keyed_def(self, out: list[str]) -> None:
+        """A def of the shape the compiler keeps per argument (codegen plan_keyed_defs): one
+        enum parameter t, state read only as A[t] or, on a grid, as A[n] for n in neighbors(t);
+        conditions call it often (cond), and statements write A at loop variables (a targeted
+        forget) and at other indices (a whole forget) between the calls."""
+        arrays = [v for v in self.state if is_array(v.type) and array_parts(v.type)[0] == INT
+                  and array_parts(v.type)[1] in self.enums]
+        if not arrays:
+            return
+        a = self.pick(arrays)
+        en = array_parts(a.type)[1]
+        same = [v.name for v in arrays if array_parts(v.type)[1] == en]
+        name = self.name("kk")
+        t = f"a_{name}"
+        k = self.r.randint(0, 3)
+        if self.enums[en]["grid"] and self.chance(0.7):
+            b = self.pick(same)
+            body = self.pick([
+                f"{a.name}[{t}] + count({b}[n] > {k} for n in neighbors({t}))",
+                f"sum({b}[n] for n in neighbors({t})) - {a.name}[{t}] * {k}",
+                f"max({a.name}[{t}], sum({b}[n] * {k} for n in neighbors({t}) if {b}[n] != 0))",
+            ])
+            self.features.add("grid builtins")
+        else:
+            body = f"{a.name}[{t}] * {k} + sum({a.name}[{t}] + i for i in 0..{k})"
+        out.append(f"def {name}({t}: {en}) -> int = {body}")
+        self.defs.append((name, [en], INT))
+        self.keyed_defs.append((name, en))
+        self.features.add("keyed def")
 
     def gen_kept_def(self, out: list[str]) -> None:
         """A def of the shape the compiler keeps between writes (codegen plan_cached_defs): no
@@ -359,6 +392,10 @@ class Gen:
 
     def cond(self, env: list[Var], ctx: Ctx, d: int) -> str:
         """A bool for a statement's condition (a leading `if` would swallow the block)."""
+        if self.keyed_defs and self.chance(0.25):
+            name, en = self.pick(self.keyed_defs)
+            return (f"{name}({self.expr(en, env, ctx, d + 1)}) "
+                    f"{self.pick(['>', '<=', '!='])} {self.r.randint(0, 6)}")
         if self.kept_defs and self.chance(0.3):
             name, ret = self.pick(self.kept_defs)
             c = f"{name}()"

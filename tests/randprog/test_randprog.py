@@ -35,7 +35,7 @@ REQUIRED = {
     "fault: remove", "fault: empty min/max", "fault: none", "fault: no outcome",
     "choose else", "phase depth", "phase re-entry", "standing option", "reveal of a draw",
     "array constructor", "array literal", "graph value", "reversed", "index_of",
-    "fault: index_of", "kept def",
+    "fault: index_of", "kept def", "keyed def",
 }
 
 
@@ -103,19 +103,21 @@ def test_generator_is_deterministic_and_covers_the_constructs():
 
 
 def test_kept_defs_are_kept_by_the_compiler():
-    """gen_kept_def's defs meet codegen's plan_cached_defs (kept on the state between writes) in
-    a good share of the programs, so the random programs guard that pass's forgetting."""
+    """gen_kept_def's and gen_keyed_def's defs meet codegen's plan_cached_defs (kept on the
+    state between writes) and plan_keyed_defs (kept per argument) in a good share of the
+    programs, so the random programs guard those passes' forgetting."""
     from rulelang import check_text
     from rulelang.codegen.emitter import Emitter
     from rulelang.consts import Constants
     from rulelang.lower import lower
 
-    kept = 0
-    for seed in range(60):
+    kept = keyed = 0
+    for seed in range(100):
         p = check_text(generate(seed).text, "random.rules")
         plan = Emitter(p, lower(p), Constants(p)).plan
         kept += any(name.startswith("kd") for name in plan.cached_defs)
-    assert kept >= 10, kept
+        keyed += any(name.startswith("kk") for name in plan.keyed_defs)
+    assert kept >= 15 and keyed >= 8, (kept, keyed)
 
 
 def test_switched_off_house_rules_are_generated():
