@@ -468,7 +468,8 @@ _KEYED_REFS = ("builtin", "cell", "const", "enum_all", "field", "graph", "local"
 def plan_keyed_defs(an, plan: Plan) -> None:
     """A def with one parameter t of an enum type E (at most DENSE_TABLE_SPAN members) and an
     expression body, a plain value (int, bool, enum member, player or set: never none, nothing
-    mutable to share), at least CACHE_NODES nodes with an aggregate in them, called from two
+    mutable to share), at least CACHE_NODES nodes with an aggregate in them or a table lookup
+    (Acquire's price(c), a table row and arithmetic, asked seven times per buy), called from two
     places or more, that reads state only as A[t] or as A[n] for n in neighbors(t) (A an array
     indexed by E; no def calls, only values fixed for the game otherwise): its values are kept
     on the state in a list indexed by the argument (attribute c_<def>, None until a value is
@@ -492,7 +493,9 @@ def plan_keyed_defs(an, plan: Plan) -> None:
         if pt.kind != "enum":
             continue
         size = len(an.p.enums[pt.name].members)
-        if size > DENSE_TABLE_SPAN or an.def_nodes(d) < CACHE_NODES:
+        if size > DENSE_TABLE_SPAN or (an.def_nodes(d) < CACHE_NODES and not any(
+                isinstance(n, ast.Call) and an.p.refs.get(n, ("",))[0] == "table"
+                for n in _all_nodes(d.body))):
             continue
         deps = _keyed_deps(an, d, pt)
         if deps:
@@ -547,10 +550,11 @@ def plan_peel_sets(an, plan: Plan) -> None:
     before the body so that `continue` and `break` keep their meaning) instead of iterating
     the tuple of members that `bits` builds (or finds in its cache). No tuple is built and a
     loop that stops early pays only for the members it saw; a cache miss costs more than a
-    walk of a few members. Chosen for sets that are usually small: every set expression
-    except a whole-game state variable (one unindexed set per game, such as a board or a
-    bag, which can hold most of its type and is walked faster through the byte tables), and
-    not for sets of bools or of enums of at most 8 members (a table lookup gives those).
+    walk of a few members. Chosen for sets computed where they are walked (a comprehension,
+    connected(...), a local): not an enum's name (all its members: a range), nor a set read
+    from the state (a board, a hand: often walked again unchanged, when bits' cache answers,
+    as Power Grid's owned plants three times in a row), nor sets of bools or of enums of at
+    most 8 members (a table lookup gives those).
     Safe: the members come in the same ascending order, and the mask is an int read once
     before the loop, as the tuple was (a body that changes the set walks the old members)."""
     for node in _all_nodes(an.p.module.decls):
@@ -568,9 +572,12 @@ def plan_peel_sets(an, plan: Plan) -> None:
         if elem is None or elem.kind == "bool" or (
                 elem.kind == "enum" and len(an.p.enums[elem.name].members) <= 8):
             continue
-        ref = an.p.refs.get(it) if isinstance(it, ast.Name) else None
-        if ref is not None and ref[0] == "state":
-            continue
+        base = it
+        while isinstance(base, ast.Index):
+            base = base.obj
+        ref = an.p.refs.get(base) if isinstance(base, ast.Name) else None
+        if ref is not None and ref[0] in ("state", "enum_all"):
+            continue  # (every member of an enum: a range)
         plan.peel.add(id(it))
 
 

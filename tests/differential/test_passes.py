@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 
 import pytest
 
@@ -109,18 +110,17 @@ def test_peeled_sets_in_lockstep(players):
     # the local set (`for c in mine`) or in play's body
     assert ends.get(None, 0) > 0
     faults = {os.path.basename(w) for w in ends if w is not None}
-    assert faults == {"peel.rules:21:40", "peel.rules:47:19", "peel.rules:54:21"}
+    assert faults == {"peel.rules:22:40", "peel.rules:48:19", "peel.rules:55:21"}
 
 
 def test_peeled_sets_are_used():
-    """Every walk over the pile and the local set peels the mask (plan_peel_sets); the deck, a
-    whole-game state set, keeps the table walk (it is walked only by the chance draw here)."""
+    """The walk over the local set (`for c in mine`) peels the mask (plan_peel_sets); the walks
+    over the pile, a set read from the state, keep bits (its cache answers when the same set
+    is walked again unchanged)."""
     src = compile_program(rulelang.check_file(PEEL))
     peels = [line for line in src.splitlines() if line.endswith(".bit_length() - 1")]
-    # the pile's `for`, mine's `for`, high's count, top_worth's any, odd's comprehension (in
-    # odd's call and in the `if` test, inlined), play's domain
-    assert len(peels) >= 6
-    assert "bits(s.v_pile" not in src and "bits(_v_pile" not in src
+    assert len(peels) == 1 and peels[0].strip().startswith("v_c_3 = _t")
+    assert "for v_c_2 in bits(s.v_pile[s.l_p]):" in src
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -129,28 +129,32 @@ def test_keyed_defs_in_lockstep(players):
     for seed in range(60):
         _steps, where = _play(players, seed, KEYED)
         ends[where] = ends.get(where, 0) + 1
-    # games end normally, or at bonus(6) inside boost: in spread's `when` (listing the next
-    # decision) or in pick's body
+    # games end normally, or at bonus(6) inside boost (in spread's `when`, listing the next
+    # decision, or in pick's body) or inside cost (pick's body)
     assert ends.get(None, 0) > 0
     faults = {os.path.basename(w) for w in ends if w is not None}
-    assert faults == {"keyed.rules:23:29"}
+    assert faults == {"keyed.rules:23:29", "keyed.rules:25:28"}
     assert sum(n for w, n in ends.items() if w is not None) > 5
 
 
 def test_keyed_defs_are_used_and_forgotten():
-    """heat and boost are kept per cell (plan_keyed_defs); a write at a local index forgets
-    that cell and its neighbours, any other write of mark or tags forgets them all."""
+    """heat, boost and cost are kept per cell (plan_keyed_defs); a write at a local index
+    forgets that cell (and its neighbours for the defs reading them), any other write of mark
+    or tags forgets them all."""
     src = compile_program(rulelang.check_file(KEYED))
-    assert "s.c_heat = [None] * 12" in src and "s.c_boost = [None] * 12" in src
+    for name in ("heat", "boost", "cost"):
+        assert f"s.c_{name} = [None] * 12" in src
     lines = [line.strip() for line in src.splitlines()]
-    # pick's mark[c] (a flow local): that cell and its neighbours, in both defs
-    assert lines.count("_t1[s.l_c] = None") == 1 and lines.count("_t3[s.l_c] = None") == 1
-    assert lines.count("for _t2 in NEIGHBORS_Cell[s.l_c]:") == 1
-    # add c to tags[c]: heat reads tags at the cell only (no neighbour loop), boost not at all
-    assert "_t8[s.l_c] = None" in lines
+    forgets = [line for line in lines if re.fullmatch(r"_t\d+\[s\.l_c\] = None", line)]
+    nb_loops = [line for line in lines
+                if re.fullmatch(r"for _t\d+ in NEIGHBORS_Cell\[s\.l_c\]:", line)]
+    # pick's mark[c] (a flow local): that cell in heat, boost and cost, its neighbours in heat
+    # and boost; add c to tags[c]: that cell in heat only (boost and cost do not read tags)
+    assert len(forgets) == 4 and len(nb_loops) == 2
     # spread's mark[n] in a loop: targeted; mark[neighbors(c)[0]] and `mark = ...`: all
-    assert "for _t2 in NEIGHBORS_Cell[v_n]:" in lines
-    assert lines.count("s.c_heat = None") == 2  # mark[neighbors(c)[0]], mark = [...]
+    assert sum(1 for line in lines
+               if re.fullmatch(r"for _t\d+ in NEIGHBORS_Cell\[v_n\]:", line)) == 2
+    assert lines.count("s.c_heat = None") == 2 and lines.count("s.c_cost = None") == 2
     assert "self.c_heat = None" in lines  # set_vars
     assert "c.c_heat = None" in lines  # a clone starts without the list
 
