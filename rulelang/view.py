@@ -180,30 +180,23 @@ def action_params(program) -> dict[str, list[str]]:
     """Action name -> parameter names, for every option of every `choose` in file order, then
     the standing options."""
     out: dict[str, list[str]] = {}
-    roots = [program.flow, *program.phases.values()]
+    roots = [root for root in [program.flow, *program.phases.values()] if root is not None]
     for root in roots:
-        if root is None:
-            continue
         chooses = sorted(_stmts(root.body), key=lambda c: (c.span.line, c.span.col))
         for ch in chooses:
             for opt in ch.options:
                 out.setdefault(opt.name, [prm.name for prm in opt.params])
-    out = dict(sorted(out.items(), key=lambda kv: _first_line(program, kv[0])))
+    # Each name's place: its first option met walking the roots in order (one walk for all).
+    first: dict[str, tuple[int, int]] = {}
+    for root in roots:
+        for ch in _stmts(root.body):
+            for opt in ch.options:
+                first.setdefault(opt.name, (opt.span.line, opt.span.col))
+    out = dict(sorted(out.items(), key=lambda kv: first.get(kv[0], (0, 0))))
     for sd in getattr(program, "standing", ()):
         for opt in sd.options:
             out.setdefault(opt.name, [prm.name for prm in opt.params])
     return out
-
-
-def _first_line(program, name: str) -> tuple[int, int]:
-    for root in [program.flow, *program.phases.values()]:
-        if root is None:
-            continue
-        for ch in _stmts(root.body):
-            for opt in ch.options:
-                if opt.name == name:
-                    return (opt.span.line, opt.span.col)
-    return (0, 0)
 
 
 def arg_display(program) -> dict[str, list[dict[str, str]]]:
