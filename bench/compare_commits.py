@@ -1,7 +1,7 @@
 """Compiled-engine throughput of this tree against another commit, measured in one run.
 
 Usage: python bench/compare_commits.py REV [FILES...] [--games N] [--rounds R] [--callgrind]
-       [--backend interpreter] [--all] [--kernel]
+       [--backend interpreter] [--all | --variants] [--kernel]
 
 REV (a commit, tag or branch) is exported into a temporary folder with `git archive`. For each
 rules file (each tree plays its own copy of it, since the language may have grown), both trees
@@ -13,7 +13,8 @@ ratio this/REV. With --callgrind, each tree's playouts are counted in CPU instru
 count of a run with no games is subtracted), and the ratio is instructions REV/this. With
 --backend interpreter the reference interpreter is measured instead, in decisions/s (the same
 games on both trees, so the ratio is that of games/s).
---all measures every variant and player count of each file (else the base rules at --players).
+--all measures every variant and player count of each file (else the base rules at --players);
+--variants every variant at --players.
 --kernel plays this tree's games inside its compiled playout kernel (`Game.playout`, the same
 games as the driver's) while REV keeps the protocol driver: the ratio is then kernel/REV.
 """
@@ -128,6 +129,8 @@ def main() -> None:
     ap.add_argument("--callgrind", action="store_true",
                     help="count instructions under valgrind instead of timing")
     ap.add_argument("--backend", choices=("compiled", "interpreter"), default="compiled")
+    ap.add_argument("--variants", action="store_true",
+                    help="every variant of each file, at --players")
     ap.add_argument("--all", action="store_true",
                     help="every variant and player count of each file")
     ap.add_argument("--kernel", action="store_true",
@@ -148,6 +151,9 @@ def main() -> None:
             if args.all:
                 rows = [(v, p) for v in [None, *g.variants]
                         for p in range(g.min_players, g.max_players + 1)]
+            elif args.variants:
+                rows = [(v, min(max(args.players, g.min_players), g.max_players))
+                        for v in [None, *g.variants]]
             else:
                 rows = [(None, min(max(args.players, g.min_players), g.max_players))]
             if not os.path.exists(os.path.join(old, os.path.relpath(path, HERE))):
