@@ -974,6 +974,8 @@ class Gen:
         self.features.add("phase")
         if k == ctx.phase:
             self.features.add("phase re-entry")
+            if ctx.loops:
+                self.features.add("phase re-entry in a loop")
 
     def oparam(self, env, ctx) -> tuple[str, str, str]:
         t = self.pick([INT, INT, BOOL, BOOL, PLAYER, *self.enum_types()])
