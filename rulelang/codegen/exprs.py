@@ -83,9 +83,15 @@ class ExprPrinter:
     def kept(self, e, code: str) -> str:
         """Code of e's value where it is kept (bound, stored, passed on): checked against the
         int limit if e may have grown (consts.Growth; the interpreter checks the same)."""
-        if self.may_exceed(e):
+        if not self.fits(e, self._int_env):
             return f"bounded({code}, LIMIT_INT, {self.L(e.span)})"
         return code
+
+    def param_bounds(self, pairs) -> dict:
+        """{def parameter slot: bound of its argument} for (slot, argument) pairs, in the
+        bounds known where the call is printed (passes.plan_int_ranges)."""
+        return {slot: self.int_bound(a, self._int_env) if T.strip(self.t(a)).kind == "int"
+                else None for slot, a in pairs}
 
     def owned(self, e, code: str) -> str:
         kind = T.strip(self.t(e)).kind
@@ -596,12 +602,18 @@ class ExprPrinter:
             return known
         inner = Ctx(py, c.sink, c.hoist)
         ret = self.p.def_ret[d.name]
-        if isinstance(d.body, ast.Block):
-            # A body of lets, ifs and returns: each return assigns the result.
-            result = c.sink.tmp()
-            self._inline_stmts(list(d.body.stmts), inner, result, ret)
-        else:
-            result = self.conv(d.body, inner, ret)
+        saved = self._int_env
+        self._int_env = {**saved, **self.param_bounds(
+            (self.p.slots[f], a) for a, f in zip(e.args, d.params))}
+        try:
+            if isinstance(d.body, ast.Block):
+                # A body of lets, ifs and returns: each return assigns the result.
+                result = c.sink.tmp()
+                self._inline_stmts(list(d.body.stmts), inner, result, ret)
+            else:
+                result = self.conv(d.body, inner, ret)
+        finally:
+            self._int_env = saved
         if is_simple(result):
             c.sink.memo[key] = result
         return result
