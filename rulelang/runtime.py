@@ -430,6 +430,21 @@ def path_cost(adj, sources, target, allowed=None):
     return hit[1].get(target)
 
 
+def path_row(adj, sources, allowed=None):
+    """{node: cheapest total edge cost from any of `sources`}, the distances path_cost reads
+    (same arguments, same cache): compiled engines fetch them once for a loop asking many
+    targets from the same start set."""
+    if type(sources) is list:
+        sources = tuple(sources)
+    key = (id(adj), sources, allowed)
+    hit = PATH_CACHE.get(key)
+    if hit is None or hit[0] is not adj:
+        if len(PATH_CACHE) >= 512:
+            PATH_CACHE.clear()
+        hit = PATH_CACHE[key] = (adj, path_distances(adj, sources, allowed))
+    return hit[1]
+
+
 def path_distances(adj, sources, allowed=None):
     """{node: cheapest total edge cost from any of `sources`} over the nodes reachable inside
     `allowed` (None: all). `sources` and `allowed` are each a collection of node indices or a

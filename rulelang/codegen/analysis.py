@@ -333,7 +333,7 @@ class Analysis:
                 n += self.size(cond) + sum(self._stmt_size(x) for x in body.stmts)
             if s.orelse is not None:
                 n += sum(self._stmt_size(x) for x in s.orelse.stmts)
-        else:
+        elif not isinstance(s, ast.Fail):
             n += 10**6  # not inlined
         return n
 

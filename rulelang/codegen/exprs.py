@@ -9,6 +9,7 @@ from rulelang.codegen.support import (
     Ctx,
     EmitError,
     Sink,
+    _Hoist,
     const_of,
     ident,
     is_false,
@@ -26,7 +27,7 @@ from rulelang.codegen.tree import (
     _walk,
 )
 from rulelang.errors import RulesRuntimeError, Span
-from rulelang.semantics import BINARY_OPS, BUILTINS
+from rulelang.semantics import BINARY_OPS, BUILTINS, emit_path_row
 
 _FRESH = (ast.ListLit, ast.ArrayLit, ast.SetLit, ast.Comp, ast.Range, ast.Sort, ast.Agg, ast.BinOp,
           ast.IntLit, ast.BoolLit, ast.NoneLit, ast.Neg, ast.Not)
@@ -274,25 +275,42 @@ class ExprPrinter:
             return None
         if isinstance(e, ast.Attr) and self.p.refs[e][0] == "member":
             return None
+        level = self.hoist_level(e, c)
+        if level is None:
+            return None
+        # (a def's body is expanded with its parameters bound to different code at each call)
+        key = (id(e), tuple(c.py.get(s) for s in sorted(self.free(e))))
+        if level == -1 and key in h.shared:
+            return h.shared[key]
+        if level >= h.cur or not self.safe(e):
+            return None
+        t = self.hoisted(level, c, lambda cc: self.ex(e, cc))
+        if level == -1:
+            h.shared[key] = t
+        return t
+
+    def hoist_level(self, e, c: Ctx) -> int | None:
+        """The loop level whose variables e reads last (-1: none), None if it reads a local
+        bound inside the code being printed."""
+        h = c.hoist
         level = -1
         for slot in self.free(e):
             if slot in h.param_level:
                 level = max(level, h.param_level[slot])
             elif slot in c.py:  # bound inside the expression being emitted
                 return None
-        if level == -1 and id(e) in h.shared:
-            return h.shared[id(e)]
-        if level >= h.cur or not self.safe(e):
-            return None
+        return level
+
+    def hoisted(self, level: int, c: Ctx, emit) -> str:
+        """A temporary holding emit(ctx)'s code, computed at the given loop level."""
+        h = c.hoist
         sink = h.levels[level + 1]
         # Written aside first: what it hoists in turn goes into the level's lines before it.
         aside = Sink(sink.fn, sink.ind)
-        code = self.ex(e, Ctx(c.py, aside, h.at(level)))
+        code = emit(Ctx(c.py, aside, h.at(level)))
         t = sink.tmp()
         aside.emit(f"{t} = {code}")
         sink.lines.extend(aside.lines)
-        if level == -1:
-            h.shared[id(e)] = t
         return t
 
     def emit_IntLit(self, e, c):
@@ -481,6 +499,10 @@ class ExprPrinter:
                               is_safe))
             args = self.seq(c, parts)
             return f"def_{ident(d.name)}({', '.join(['s', *args])})"
+        if id(e) in self.plan.path_rows and c.hoist is not None and c.sink is not None:
+            row = self._path_row(e, c)
+            if row is not None:
+                return f"{row}.get({self.nn(e.args[2], c)})"
         args = self.seq(c, [self._part_nn(a) for a in e.args])
         if ref[0] == "table":
             name = ident(ref[1])
@@ -547,6 +569,27 @@ class ExprPrinter:
             return None
         return list(self.p.graphs).index(name) if name in self.p.graphs else None
 
+    def _path_row(self, e: ast.Call, c: Ctx) -> str | None:
+        """path_cost(G, S, t, A) in a loop where G, S and A do not change (passes.plan_path_rows):
+        the distances from S (path_row, the dict path_cost reads) are fetched once, at the
+        outermost loop level where G, S and A are bound, and each target reads its entry."""
+        level = -1
+        for a in (e.args[0], e.args[1], *e.args[3:]):
+            lv = self.hoist_level(a, c)
+            if lv is None:
+                return None
+            level = max(level, lv)
+        if level >= c.hoist.cur:
+            return None
+
+        def row(cc):
+            parts = [self._part_nn(x) for x in e.args[:2]]
+            if len(e.args) > 3:
+                parts.append(self._part_nn(e.args[3]))
+            codes = self.seq(cc, parts)
+            return emit_path_row(self, e, codes if len(e.args) > 3 else [*codes, "None"])
+        return self.hoisted(level, c, row)
+
     def _keyed_call(self, e: ast.Call, d: ast.DefDecl, c: Ctx) -> str:
         """A call of a def kept per argument (passes.py, plan_keyed_defs): the argument, then
         the kept value, computed (inlined when the plan says so) and kept when missing."""
@@ -589,18 +632,27 @@ class ExprPrinter:
             parts.append(part)
         codes = self.seq(c, parts)
         py = {}
-        for f, code in zip(d.params, codes):
+        levels = {}  # parameters bound to plain names: the loop level of what they name
+        for a, f, code in zip(e.args, d.params, codes):
             if not is_simple(code):
                 t = c.sink.tmp()
                 c.sink.emit(f"{t} = {code}")
                 code = t
+            elif c.hoist is not None and isinstance(a, ast.Name | ast.IntLit | ast.BoolLit):
+                level = self.hoist_level(a, c)
+                if level is not None:
+                    levels[self.p.slots[f]] = level
             py[self.p.slots[f]] = code
         # A pure def called again with the very same arguments: reuse the first result.
         key = ("def", d.name, tuple(codes))
         known = c.sink.recall(key)
         if known is not None:
             return known
-        inner = Ctx(py, c.sink, c.hoist)
+        h = c.hoist
+        if levels:
+            # the body's loop-invariant parts may be computed outside the loops (try_hoist)
+            h = _Hoist(h.levels, {**h.param_level, **levels}, h.cur, h.shared, h.uses, h.stmt)
+        inner = Ctx(py, c.sink, h)
         ret = self.p.def_ret[d.name]
         saved = self._int_env
         self._int_env = {**saved, **self.param_bounds(
@@ -630,6 +682,10 @@ class ExprPrinter:
                 sk.emit(f"{name} = {self.conv(st.value, c, self.p.slot_types[slot])}")
             elif isinstance(st, ast.Return):
                 sk.emit(f"{result} = {self.conv(st.value, c, ret)}")
+                return
+            elif isinstance(st, ast.Fail):
+                # the def's fault, raised where it is expanded (same message and location)
+                sk.emit(f"raise RulesRuntimeError({st.message!r}, {self.L(st.span)})")
                 return
             else:
                 assert isinstance(st, ast.If)

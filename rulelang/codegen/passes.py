@@ -107,6 +107,9 @@ class Plan:
     # local slots that only ever hold values of a constant int range: slot -> the largest
     # absolute value (plan_int_ranges)
     slot_max: dict[str, int] = field(default_factory=dict)
+    # path_cost calls whose graph, start set and allowed set cannot fault nor be none
+    # (plan_path_rows): id(node)
+    path_rows: set[int] = field(default_factory=set)
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -754,9 +757,26 @@ def plan_int_ranges(an, plan: Plan) -> None:
             plan.slot_max[slot] = max(abs(lo), abs(hi))
 
 
+def plan_path_rows(an, plan: Plan) -> None:
+    """path_cost(G, S, t, A) whose G, S and A cannot fault and are never none: where it is
+    printed in a loop (a legal-action function's, or an inlined def's body there) in which G,
+    S and A do not change, the distances from S (runtime.path_row: the dict path_cost itself
+    reads, from the same cache) are fetched once, at the outermost loop level where all
+    three are bound, and each target reads its entry (ExprPrinter._path_row). Power Grid's
+    build(c in in_play) when ... house_cost(p, c) <= cash[p]: one fetch per listing instead
+    of a path_cost call per city. Safe: path_row and path_cost give the same distances;
+    fetching them cannot fault (the arguments cannot) nor change anything, so doing it
+    early, or when no target is asked, is not seen; the target is none-checked where the
+    call was."""
+    for node in _all_nodes(an.p.module.decls):
+        if isinstance(node, ast.Call) and an.p.refs.get(node) == ("builtin", "path_cost") \
+                and all(an._ok(a) for i, a in enumerate(node.args) if i != 2):
+            plan.path_rows.add(id(node))
+
+
 PASSES = (plan_int_ranges, plan_inlining, plan_dense_tables, plan_phase_sets, plan_options,
           plan_reused_any, plan_mask_patterns, plan_flow, plan_resume_in_apply, plan_shared_any,
-          plan_cached_defs, plan_keyed_defs, plan_peel_sets)
+          plan_cached_defs, plan_keyed_defs, plan_peel_sets, plan_path_rows)
 
 
 def run_passes(an, plan: Plan) -> Plan:
