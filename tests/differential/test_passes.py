@@ -20,6 +20,7 @@ PEEL = os.path.join(ROOT, "tests", "fixtures", "peel.rules")
 KEYED = os.path.join(ROOT, "tests", "fixtures", "keyed.rules")
 NONE_FACTS = os.path.join(ROOT, "tests", "fixtures", "nonefacts.rules")
 PUSHDOWN = os.path.join(ROOT, "tests", "fixtures", "pushdown.rules")
+PATH_ROWS = os.path.join(ROOT, "tests", "fixtures", "pathrows.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]:
@@ -228,3 +229,39 @@ def test_pushdown_on_automobile():
     build = legal[legal.index("for v_action_turn__k in"):legal.index("out.append((0,")]
     assert "bounded(" not in build and "_v_frontier" not in build and "_v_closed" not in build
     assert "if ((_v_factories[v_action_turn__m] + v_action_turn__k) > 3):" in build
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_path_rows_in_lockstep(players):
+    ends = {}
+    for seed in range(60):
+        _steps, where = _play(players, seed, PATH_ROWS)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at link's fail (F cut off once E is shut), raised by the legal
+    # listing into which link is expanded
+    assert ends.get(None, 0) > 10
+    assert {os.path.basename(w) for w in ends if w is not None} == {"pathrows.rules:26:5"}
+
+
+def test_path_rows_are_used():
+    """link (a def with a fail) is expanded into claim's listing; its test of held[p] and the
+    distances from held[p] are worked out once per listing (plan_path_rows), each city reads
+    its entry."""
+    src = compile_program(rulelang.check_file(PATH_ROWS))
+    legal = src[src.index("def legal_claim(s):"):src.index("def text_claim(")]
+    lines = [line.strip() for line in legal.splitlines()]
+    loop = lines.index("for v_c in SMALL_BITS[_v_open]:")
+    assert "_t3 = (_v_held[_l_p].bit_count() == 0)" in lines[:loop]
+    assert "_t4 = path_row(GRAPH_Roads, _v_held[_l_p], _v_open)" in lines[:loop]
+    assert "v_link__cost = _t4.get(v_c)" in lines[loop:]
+    assert "raise RulesRuntimeError('no road to the city', AT_26_5)" in lines[loop:]
+    assert "def_link(" not in legal and "path_cost(" not in legal
+
+
+def test_path_rows_on_power_grid():
+    """Power Grid's build(c in in_play) when can_build(p, c) and house_cost(p, c) <= cash[p]:
+    house_cost and connection are expanded, the distances from network[p] fetched once."""
+    src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "powergrid.rules")))
+    legal = src[src.index("def legal_build(s):"):src.index("def text_build(")]
+    assert legal.count("path_row(") == 1 and "path_cost(" not in legal
+    assert "def_house_cost(" not in legal and "def_connection(" not in legal
