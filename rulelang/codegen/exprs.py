@@ -672,7 +672,15 @@ class ExprPrinter:
 
     def _inline_stmts(self, stmts: list, c: Ctx, result: str, ret: T.Type) -> None:
         """Statements of an inlined def body (see _structured): code after an `if` whose
-        branches return is emitted inside the one branch that falls through."""
+        branches return is emitted inside the one branch that falls through. After `if x ==
+        none { return/fail }` (no other branch), x is known not to be none."""
+        mark = len(self._not_none)
+        try:
+            self._inline_stmts_from(stmts, c, result, ret)
+        finally:
+            del self._not_none[mark:]
+
+    def _inline_stmts_from(self, stmts: list, c: Ctx, result: str, ret: T.Type) -> None:
         sk = c.sink
         for i, st in enumerate(stmts):
             if isinstance(st, ast.Let):
@@ -700,14 +708,24 @@ class ExprPrinter:
                         body += rest
                     bodies.append(body)
 
-                def emit_body(inner_sink, body, c=c):
+                # `if x == none { return/fail }`: x is not none in what comes after it
+                facts = (self._none_facts(st.branches[0][0], "or")
+                         if len(st.branches) == 1 and st.orelse is None
+                         and _returns(list(st.branches[0][1].stmts)) else [])
+
+                def emit_body(inner_sink, body, c=c, bodies=bodies, facts=facts):
                     if body:
+                        mark = len(self._not_none)
+                        if body is bodies[-1]:
+                            self._not_none.extend(facts)
                         self._inline_stmts(body, c.at(inner_sink), result, ret)
+                        del self._not_none[mark:]
                     else:
                         inner_sink.emit("pass")
                 self._if_chain(c, st.branches, bodies, emit_body)
                 if rest or _has_return([st]):
                     return
+                self._not_none.extend(facts)
 
     def _if_chain(self, c: Ctx, branches, bodies: list, emit_body) -> None:
         """if/elif/else over (cond, _) branches; bodies[i] (one more for the else: None or

@@ -256,6 +256,8 @@ def test_path_rows_are_used():
     assert "v_link__cost = _t4.get(v_c)" in lines[loop:]
     assert "raise RulesRuntimeError('no road to the city', AT_26_5)" in lines[loop:]
     assert "def_link(" not in legal and "path_cost(" not in legal
+    # after `if cost == none { fail ... }`, cost is not none: no check where it is returned
+    assert "not_none(v_link__cost" not in src and "_t2 = v_link__cost" in lines[loop:]
 
 
 def test_path_rows_on_power_grid():
