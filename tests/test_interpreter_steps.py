@@ -329,3 +329,68 @@ def test_the_parts_of_a_when_test_that_read_a_prefix_of_the_parameters(backend, 
         # not spots(b): c's domain, worked out once per b anyway
         assert prefix_nodes(game) == [("BinOp", 22, 26), ("BinOp", 22, 47), ("BinOp", 28, 68),
                                       ("Call", 22, 16)]
+
+
+RETURNS = """
+game Returns
+players 2..2
+state {
+  log: list<int> = []
+}
+# a return from inside loops ends the def, a break only its loop
+def find(k: int) -> int {
+  for i in 0..9 {
+    let j = 0
+    while j < 5 {
+      if i * j == k {
+        return i * 10 + j
+      }
+      if j == 3 {
+        break
+      }
+      j += 1
+    }
+  }
+  return -1
+}
+def maybe(k: int) -> int? {
+  for i in 0..3 {
+    if i == k {
+      return none
+    }
+  }
+  return k
+}
+def must(k: int) -> int {
+  for i in 0..3 {
+    if i == k {
+      let v: int? = maybe(k)
+      return v
+    }
+  }
+  return k
+}
+flow {
+  push find(6) to log
+  push find(4) to log
+  push find(50) to log
+  push must(7) to log
+  choose players[0] {
+    go(k: int in 2..5) {
+      push must(k) to log
+    }
+  }
+}
+score p => len(log)
+"""
+
+
+def test_returns_and_breaks_inside_loops_of_a_def(backend):
+    s = rulelang.load_text(RETURNS, "returns.rules", backend=backend).new_game(2)
+    assert s.get_var("log") == [23, 22, -1, 7]
+    with pytest.raises(rulelang.RulesRuntimeError) as err:  # must(2) returns maybe(2): none
+        s.apply("go(2)")
+    assert (err.value.location, err.value.message) == ("returns.rules:35:14", "value is none")
+    assert s.get_var("log") == [23, 22, -1, 7] and s.legal_actions()[0] == "go(2)"
+    s.apply("go(5)")
+    assert s.is_terminal() and s.get_var("log") == [23, 22, -1, 7, 5]

@@ -19,12 +19,12 @@ limit:
 - The flow runs as the lowered instruction list (rulelang/lower.py, the one both back ends run):
   step_<Instr> makes each instruction's function, which does what the instruction says and gives
   the next pc (-1 at a pause). Statements without a pause are functions too (exec_<Stmt>), the
-  loops they contain stop at `break` (an exception) and count their rounds against
-  max_loop_steps as the language says.
+  loops they contain stop at `break` (a value the statement's function gives, as `return`
+  gives the def's value) and count their rounds against max_loop_steps as the language says.
 - Memo tables for defs and `when` tests. A def's value is remembered per argument tuple; a
-  `when` test that calls a def or has an aggregate is remembered per values of the locals it
-  reads from outside (option parameters and flow locals: Reads.locals_of), unless it is one def
-  call (the def's own table then does it). Each table belongs to one State and is dropped by
+  `when` test that calls a def or has an aggregate outside its prefix parts (below) is
+  remembered per values of the locals it reads from outside (option parameters and flow
+  locals: Reads.locals_of), unless it is one def call (the def's own table then does it). Each table belongs to one State and is dropped by
   State.write, the only place where state variables change, for exactly the variables it reads
   (Reads.of_def / of_expr: found statically from the checker's name references, through the
   defs it calls). Defs cannot change state (the checker's E016), so
@@ -38,11 +38,18 @@ limit:
   one-parameter option with no `when` keeps its domain itself: _Singles); the action strings
   are made only when asked for.
 - While a decision's candidates are listed nothing can change the state, and the locals from
-  outside its options are fixed: the parts of its `when` tests and domains that read no option
-  parameter (steady_parts: the largest such subexpressions) are remembered for that listing,
-  from where they are first evaluated, which is where they always were (so the first fault is
-  the same, and a value that faults is not remembered). Every candidate is still tested in
-  order with the whole `when`, left to right.
+  outside its options are fixed. An option's candidates are listed by binding its parameters
+  in order, one loop per parameter. The parts of its `when` test (of each operand of its `and`
+  chain) and domains that read only its first L parameters (a prefix; L = 0: none) are
+  remembered while those keep their values (prefix_fn: the largest such subexpressions;
+  binding parameter L-1 forgets them). Each is first evaluated where it always was, so the
+  first fault is the same, and a value that faults is not remembered. Every candidate is still
+  tested in order with the whole `when`, left to right, except where the outcome is already
+  known without a fault: when a leading operand of the `and` chain that reads only the first L
+  parameters (after operands of no higher L) is found false, the candidates left under those
+  L values would each find it false again and stop there, so the loops of the later parameters
+  stop (dead_ends: only when the domains evaluated on the way read no later parameter, so they
+  would give the values they gave before, without a fault).
 - `any` / `all` stop at their first deciding element when no element can fault (faults.py, a
   small conservative analysis of the interpreter's own); otherwise every element is evaluated,
   as the language defines, so a later element's fault is still reported.
@@ -50,7 +57,10 @@ limit:
   the node (its name's slot, its operator, its location, its Growth answer) looked up when the
   function is made; comprehensions bind their variable in place instead of copying the env per
   element; the none checks of def and builtin arguments, an index's bounds check and a chain of
-  `and` / `or` are written out in one function each (the same checks, in the same order).
+  `and` / `or` are written out in one function each (the same checks, in the same order); an
+  operand that names a local is read in place (env[slot]) and a right operand whose value is
+  fixed when the function is made (a literal, member, parameter or constant) is held, instead
+  of calling the function that would give the same value.
 - A table's value is kept per argument tuple once found (tables are constants); a lookup with
   no row is not kept and faults again.
 """
@@ -100,14 +110,11 @@ def _format_bool(v) -> str:
     return "true" if v else "false"
 
 
-class _Break(Exception):
-    pass
+class _Break:
+    """What a statement's function gives at a `break` (see stmt_fn)."""
 
 
-class _Return(Exception):
-    def __init__(self, value, node) -> None:
-        self.value = value
-        self.node = node
+_BREAK = _Break()
 
 
 class Game:
@@ -660,13 +667,13 @@ class _Evaluator(ExprEvaluator):
         slots, body, block, where = self.g._def_parts.get(d) or self.g.def_parts(d)
         local = dict(zip(slots, args))
         if block:
-            try:
-                body(self, local)
-            except _Return as r:
-                if r.value is None and self.p.def_ret[d.name].kind not in ("opt", "any"):
-                    runtime.fault_none(loc(r.node.value.span))
-                return r.value
-            raise AssertionError("checked defs always return")  # pragma: no cover
+            r = body(self, local)  # (value, the return statement)
+            if r is None or r is _BREAK:  # pragma: no cover
+                raise AssertionError("checked defs always return")
+            value, node = r
+            if value is None and self.p.def_ret[d.name].kind not in ("opt", "any"):
+                runtime.fault_none(loc(node.value.span))
+            return value
         v = body(self, local)
         if v is None and where is not None:  # conv() written out
             runtime.fault_none(where)
@@ -687,15 +694,16 @@ class _Evaluator(ExprEvaluator):
 
     def when_fn(self, e):
         """The function f(ev, env) of an option's `when` test e, made once: remembered per
-        values of the outside locals it reads if it calls a def or has an aggregate (a plain
-        test is cheaper to redo than to look up; its function is e's own, whose value the
-        caller takes as true or false)."""
+        values of the outside locals it reads if, outside its prefix parts (remembered on
+        their own), it calls a def or has an aggregate (a plain test is cheaper to redo than
+        to look up; its function is e's own, whose value the caller takes as true or
+        false)."""
         key = ("when", e)
         f = self.fns.get(key)
         if f is not None:
             return f
         test = self.fn(e)
-        slots = self.g.reads.locals_of(e) if self.g.reads.costly(e) else None
+        slots = self.g.reads.locals_of(e) if self._costly(e) else None
         if isinstance(e, ast.Call) and self.p.refs[e][0] == "def":
             slots = None  # one def call: remembered in the def's own table, per argument
         if slots is None:
@@ -719,6 +727,20 @@ class _Evaluator(ExprEvaluator):
                 return v
         self.fns[key] = f
         return f
+
+    def _costly(self, e) -> bool:
+        """Whether e calls a def or has an aggregate, comprehension or sort outside its prefix
+        parts (prefix_fn)."""
+        todo = [e]
+        while todo:
+            x = todo.pop()
+            if getattr(self.fns.get(x), "__name__", "") in ("steady", "prefix"):
+                continue
+            if isinstance(x, ast.Agg | ast.Comp | ast.Sort) \
+                    or self.p.refs.get(x, ("",))[0] == "def":
+                return True
+            todo += self.g.reads.children(x)
+        return False
 
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
         self.known = [{} for _ in range(self.g.max_params + 1)]
@@ -1059,7 +1081,9 @@ class _Evaluator(ExprEvaluator):
     # -- statements (no pauses: the lowering handles those)
     # Each statement's meaning is made once into a function f(ev, env), as expressions are
     # (fn_<Node>): exec_<Stmt>(s) makes it, a plain transcription of what running s does, with
-    # its children's functions, slots, types and locations looked up when it is made.
+    # its children's functions, slots, types and locations looked up when it is made. It gives
+    # None, or what ends the blocks it is in: _BREAK at a `break` (its loop ends), (value, the
+    # statement) at a `return` (its def ends): plain values, not exceptions, which cost more.
     _stmt_makers: dict[type, object] = {}
 
     def stmt_fn(self, s):
@@ -1083,7 +1107,10 @@ class _Evaluator(ExprEvaluator):
             else:
                 def f(ev, env):
                     for s in stmts:
-                        s(ev, env)
+                        r = s(ev, env)
+                        if r is not None:  # a break or a return: the rest is not run
+                            return r
+                    return None
             self.fns[b] = f
         return f
 
@@ -1191,10 +1218,10 @@ class _Evaluator(ExprEvaluator):
         def if_(ev, env):
             for cond, body in branches:
                 if cond(ev, env):
-                    body(ev, env)
-                    return
+                    return body(ev, env)
             if orelse is not None:
-                orelse(ev, env)
+                return orelse(ev, env)
+            return None
         return if_
 
     def exec_For(self, s):
@@ -1203,10 +1230,10 @@ class _Evaluator(ExprEvaluator):
         def for_(ev, env):
             for x in items_of(ev, env):
                 env[slot] = x
-                try:
-                    body(ev, env)
-                except _Break:
-                    break
+                r = body(ev, env)
+                if r is not None:  # a break ends the loop, a return the def
+                    return None if r is _BREAK else r
+            return None
         return for_
 
     def exec_While(self, s):
@@ -1219,22 +1246,22 @@ class _Evaluator(ExprEvaluator):
                 steps += 1
                 if steps > limit:
                     runtime.fault_loop_limit(limit, where)
-                try:
-                    body(ev, env)
-                except _Break:
-                    break
+                r = body(ev, env)
+                if r is not None:  # a break ends the loop, a return the def
+                    return None if r is _BREAK else r
+            return None
         return while_
 
     def exec_Break(self, s):
         def break_(ev, env):
-            raise _Break()
+            return _BREAK
         return break_
 
     def exec_Return(self, s):
         value = self.fn(s.value)
 
         def return_(ev, env):
-            raise _Return(value(ev, env), s)
+            return value(ev, env), s
         return return_
 
     def exec_Reveal(self, s):
