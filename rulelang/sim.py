@@ -177,6 +177,13 @@ def digest_due(step: int, every: int) -> bool:
     return every <= 1 or (step + 1) % every == 0
 
 
+# random.Random.randrange(n), for an int n > 0, is _randbelow_with_getrandbits(n) in this Python:
+# getrandbits(n.bit_length()) until below n (3.11 to 3.13). The drivers draw it inline then; any
+# other rng class, or a Python that draws otherwise, goes through its randrange.
+PLAIN_RANDBELOW = getattr(random.Random, "_randbelow", None) is getattr(
+    random.Random, "_randbelow_with_getrandbits", 0)
+
+
 # The playout policies: what `drive` plays and what the compiled playout kernel inlines.
 # random: uniform legal choices; random_end: the same, an end declaration taken as soon as one
 # is legal (the simulator's and the benchmarks' policy); greedy: an end declaration at once,
@@ -341,6 +348,9 @@ def _drive_random(game: Any, state: Any, rng: random.Random,
         # with the per-step lookups hoisted (bound methods): this loop is what the benchmarks
         # time on the protocol path.
         randrange = rng.randrange
+        # randrange(n) drawn inline from a plain random.Random, as it draws it (see
+        # PLAIN_RANDBELOW): the same numbers without its two Python frames per step
+        bits_of = rng.getrandbits if type(rng) is random.Random and PLAIN_RANDBELOW else None
         chance_weights = state.chance_weights
         num_choices = state.num_choices
         end_index = state.end_action_index if end_actions else None
@@ -356,7 +366,14 @@ def _drive_random(game: Any, state: Any, rng: random.Random,
             else:
                 k = end_index() if end_index is not None else -1
                 if k < 0:
-                    k = randrange(num_choices())
+                    n = num_choices()
+                    if bits_of is not None and n:
+                        b = n.bit_length()
+                        k = bits_of(b)
+                        while k >= n:
+                            k = bits_of(b)
+                    else:
+                        k = randrange(n)
                 decisions += 1
             apply_index(k)
             if record:

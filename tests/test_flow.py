@@ -205,6 +205,45 @@ def test_a_run_past_the_depth_is_a_fault_there(backend):
     assert s.digest() == before and s.get_var("n") == 11 and s.legal_actions() == ["go()"]
 
 
+LOOP_REENTER = """game LoopReenter
+players 1..2
+enum E { A, B, C, D }
+state { s: set<E> = {A, B, C, D}
+        walked: list<E> = [] }
+phase walk() depth 2 {
+  for it in s {
+    choose players[0] {
+      stop() { walked = walked + [it] }
+      deeper() { walked = walked + [it]
+                 run walk() }
+    }
+  }
+}
+flow { run walk() }
+score p => len(walked)
+"""
+
+
+def test_a_reentered_phase_keeps_each_activations_loop(backend):
+    """A phase run again from inside its own `for` loop: the inner activation walks the set
+    from the start with its own iteration state, and the outer loop then goes on from where
+    it was (the compiled engine once gave both expansions one iteration slot, so the outer
+    loop ended with the inner one)."""
+    s = rulelang.load_text(LOOP_REENTER, "loops.rules", backend=backend).new_game(1)
+    for a in ["stop()", "deeper()", "stop()", "stop()", "stop()"]:
+        s.apply(a)
+    j = json.loads(s.to_json())
+    assert j["locals"] == {"it": "D", "it@1": "B"}
+    assert [pos for _seq, pos in j["loops"]] == [2, 4]
+    s.apply("stop()")  # the inner activation ends; the outer loop goes on at C
+    j = json.loads(s.to_json())
+    assert j["locals"] == {"it": "C"} and [pos for _seq, pos in j["loops"]] == [3]
+    for _ in range(2):
+        s.apply("stop()")
+    assert s.is_terminal()
+    assert s.get_var("walked") == ["A", "B", "A", "B", "C", "D", "C", "D"]
+
+
 # ---- standing options ---------------------------------------------------------------------------
 def test_standing_options_are_offered_after_the_decisions_own_and_ask_it_again(backend):
     s = rulelang.load(FLOW, backend=backend).new_game(3)

@@ -16,7 +16,7 @@ import random
 import pytest
 
 import rulelang
-from rulelang import RulesRuntimeError
+from rulelang import RulesRuntimeError, sim
 from rulelang.sim import drive, play_random_game, random_playout
 from tests.conftest import RULES
 
@@ -184,3 +184,21 @@ def test_kernel_draws_through_randrange_of_other_random_classes():
     assert plain.digest() == other.digest()
     assert plain.history == other.history
     assert rng.getstate() == plain_rng.getstate()
+
+
+def test_protocol_driver_draws_inline_as_randrange_does(monkeypatch):
+    """sim._drive_random draws randrange(n) inline from a plain random.Random: the games, the
+    digests after every step and the rng's state are those of the drawing through randrange."""
+    game = _compiled(os.path.join(RULES, "acquire.rules"), None)
+    inline_digests: list[str] = []
+    plain_digests: list[str] = []
+    inline, plain = game.new_game(4), game.new_game(4)
+    inline_rng, plain_rng = random.Random(5), random.Random(5)
+    assert sim.PLAIN_RANDBELOW  # this Python draws as the inline code does
+    inline_steps = sim._drive_random(game, inline, inline_rng, inline_digests)
+    monkeypatch.setattr(sim, "PLAIN_RANDBELOW", False)
+    plain_steps = sim._drive_random(game, plain, plain_rng, plain_digests)
+    assert inline_steps == plain_steps
+    assert inline_digests == plain_digests and len(inline_digests) == sum(inline_steps)
+    assert inline.history == plain.history
+    assert inline_rng.getstate() == plain_rng.getstate()

@@ -253,6 +253,7 @@ class DecisionPrinter:
         def here(scope):
             return Sink(fn, scope.ind, parent=scope.parent, memo=scope.memo)
         guard: list[str] = []  # tests joined by `and` until one needs statements first
+        before: list = []  # the level -1 tests placed so far
         for a, _brk, _sub in placed[-1]:
             sk = here(scope)
             code = self.ex(a, Ctx(c.py, sk, _Hoist(hoist_levels, levels, -1, shared)))
@@ -265,7 +266,14 @@ class DecisionPrinter:
                 sk.lines[:] = ["    " + x for x in sk.lines]
             lines.extend(sk.lines)
             if is_false(code):  # a folded parameter: the option is never legal
-                return []
+                if all(self.safe(b) for b in before + [a]):
+                    return []
+                # but the tests before it still run, in order: one of them may fault there
+                if guard:
+                    lines.append("    " * ind + f"if {' and '.join(guard)}:")
+                    lines.append("    " * ind + "    pass")
+                return lines
+            before.append(a)
             if not is_true(code):
                 guard.append(code)
             self._not_none.extend(self._none_facts(a, "and"))

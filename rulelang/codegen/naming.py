@@ -20,11 +20,14 @@ class Names:
             base = (ident(ins.node.options[0].name) if isinstance(ins, ChooseAt)
                     else ident(ins.node.name))
             self.pause[pc] = _unique(base, taken)
-        # loop id -> name, from the loop variable's slot
+        # loop id -> name, from the loop variable's slot. A phase run while it is open is
+        # expanded again (rulelang.lower), its loops with new ids but the same slots: each
+        # expansion's loop keeps its own iteration state, so each gets its own name.
         self.loop: dict[int, str] = {}
+        loop_names: set[str] = set()
         for ins in lowered.code:
             if isinstance(ins, IterNext):
-                self.loop[ins.loop] = slot_name(ins.slot)
+                self.loop[ins.loop] = _unique(slot_name(ins.slot), loop_names)
         # pc -> the phase being run there (None: the flow itself)
         self.phase_at: list[str | None] = []
         cur: str | None = None

@@ -106,3 +106,38 @@ def test_illegal_actions_agree():
     for s in states:
         with pytest.raises(rulelang.IllegalAction):
             s.apply_index(99)
+
+
+FOLDED = """game Folded
+players 2..2
+param house: bool = false
+state { n: int = 0 }
+def first_share() -> bool = min(n for q in players if house) > 0
+flow {
+  choose players[0] {
+    go() { }
+    bonus() when n == 0 and first_share() and house { }
+  }
+}
+standing extra {
+  claim() when n == 0 and first_share() and house { }
+}
+score p => n
+"""
+
+
+@pytest.mark.parametrize("house", [False, True])
+def test_a_when_ending_in_a_switched_off_param_still_runs_its_tests_first(backend, house):
+    """`bonus() when n == 0 and first_share() and house` with house false: the option can
+    never be legal, but `first_share()` runs before `house` is read, and it faults (the min of
+    an empty collection) when listing the decision's actions, on both back ends. (The compiled
+    engine once dropped the whole `when` as soon as it met the folded false, so it listed the
+    actions without a fault.) With house true the min is taken over both players."""
+    game = rulelang.load_text(FOLDED, "folded.rules", backend=backend, params={"house": house})
+    if house:
+        assert game.new_game(2).legal_actions() == ["go()"]
+        return
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        game.new_game(2)
+    assert err.value.location.endswith("folded.rules:5:29")
+    assert err.value.message == "min() of an empty collection"

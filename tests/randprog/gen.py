@@ -13,6 +13,7 @@ both back ends are also compared on how they fail.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
 INT, BOOL, PLAYER = "int", "bool", "player"
@@ -973,6 +974,8 @@ class Gen:
         self.features.add("phase")
         if k == ctx.phase:
             self.features.add("phase re-entry")
+            if ctx.loops:
+                self.features.add("phase re-entry in a loop")
 
     def oparam(self, env, ctx) -> tuple[str, str, str]:
         t = self.pick([INT, INT, BOOL, BOOL, PLAYER, *self.enum_types()])
@@ -993,6 +996,57 @@ class Gen:
                 return t, f" in {c}", ""
         return t, "", ""
 
+    def layered_option(self, env, ctx) -> tuple[list[str], list[Var], str]:
+        """An option of 2-3 parameters whose `when` is a chain of conjuncts, each reading a
+        prefix of the parameters (in shuffled order, so a conjunct on the outer parameters may
+        come after one on the inner ones, and any of them may fault), and whose enum or player
+        parameters may range over a comprehension whose filter the `when` tests again: the
+        shapes a compiler may push down to the outer loops or drop as implied by the domain.
+        The order of the legal actions and the first fault must not change."""
+        params: list[str] = []
+        inner = list(env)
+        conjuncts: list[str] = []
+        for _ in range(self.r.randint(2, 3)):
+            t = self.pick([INT, BOOL, PLAYER, *self.enum_types()])
+            pn = self.name("x")
+            dom = ""
+            if t == INT:
+                lo = self.r.randint(0, 2)
+                dom = f" in {lo}..{lo + self.r.randint(0, 3)}"
+            elif t != BOOL and self.chance(0.6):
+                src = t if t in self.enums else "players"
+                test = self.filter_test(pn, t, inner, ctx)
+                y = self.name("sc")
+                filt = re.sub(rf"\b{pn}\b", y, test)
+                dom = f" in {{{y} for {y} in {src} if {filt}}}"
+                conjuncts.append(f"({test})")
+                self.features.add("filtered domain")
+            elif t != BOOL and self.chance(0.3):
+                c, ct = self.coll_of(inner, ctx, 1, kinds=[t])
+                if ct == t:
+                    dom = f" in {c}"
+            params.append(f"{pn}: {t}{dom}")
+            inner.append(Var(pn, t, "oparam"))
+            for _ in range(self.r.randint(0, 2)):
+                conjuncts.append(self.op(BOOL, inner, ctx, 1))
+        if not conjuncts:
+            conjuncts.append(self.op(BOOL, inner, ctx, 1))
+        self.r.shuffle(conjuncts)
+        self.features.add("layered when")
+        return params, inner, " when " + " and ".join(conjuncts)
+
+    def filter_test(self, pn: str, t: str, env: list[Var], ctx: Ctx) -> str:
+        """A bool that mostly reads the parameter pn (of type t), over env."""
+        near = env + [Var(pn, t, "loop")]
+        k = self.r.randrange(4)
+        if k == 0:
+            return self.expr(BOOL, near, ctx, 1)
+        if k == 1:
+            return f"{pn} != {self.op(t, env, ctx, 2)}"
+        if k == 2:
+            return f"{pn} in {self.op(set_of(t), env, ctx, 2, typed=True)}"
+        return f"{self.op(BOOL, near, ctx, 2)} or {pn} == {self.op(t, env, ctx, 2)}"
+
     def stmt_choose(self, out, env, ctx, ind) -> None:
         who = self.op(PLAYER, env, ctx, 2)
         secret = self.chance(0.25)
@@ -1001,18 +1055,21 @@ class Gen:
         self.features.add("choose")
         for i in range(n_opts):
             name = self.name("op")
-            params = []
-            inner = list(env)
-            for _ in range(self.r.randint(0, 2)):
-                t, dom, _ = self.oparam(inner, ctx)
-                pn = self.name("x")
-                params.append(f"{pn}: {t}{dom}")
-                inner.append(Var(pn, t, "oparam"))
-            when = ""
             last = i == n_opts - 1
-            if (not last or self.chance(self.faults * 4)) and self.chance(0.6):
-                when = f" when {self.cond(inner, ctx, 1)}"
-                self.features.add("choose with when")
+            if self.chance(0.2):
+                params, inner, when = self.layered_option(env, ctx)
+            else:
+                params = []
+                inner = list(env)
+                for _ in range(self.r.randint(0, 2)):
+                    t, dom, _ = self.oparam(inner, ctx)
+                    pn = self.name("x")
+                    params.append(f"{pn}: {t}{dom}")
+                    inner.append(Var(pn, t, "oparam"))
+                when = ""
+                if (not last or self.chance(self.faults * 4)) and self.chance(0.6):
+                    when = f" when {self.cond(inner, ctx, 1)}"
+                    self.features.add("choose with when")
             end = "@end " if self.chance(0.05) else ""
             if end:
                 self.features.add("@end")

@@ -35,7 +35,8 @@ REQUIRED = {
     "fault: remove", "fault: empty min/max", "fault: none", "fault: no outcome",
     "choose else", "phase depth", "phase re-entry", "standing option", "reveal of a draw",
     "array constructor", "array literal", "graph value", "reversed", "index_of",
-    "fault: index_of", "kept def", "keyed def",
+    "fault: index_of", "kept def", "keyed def", "layered when", "filtered domain",
+    "phase re-entry in a loop",
 }
 
 
