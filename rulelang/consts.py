@@ -324,7 +324,10 @@ class ExprEvaluator:
     the Game's for the interpreter), so no evaluation walks the AST or looks a name up again.
 
     Every place where `none` cannot stand is checked (nn_fn/conv_fn), at the location of the
-    expression that produced it; generated engines check exactly the same places.
+    expression that produced it; generated engines check exactly the same places. In the hot
+    functions an operand that names a local is read in place (local_slot) and a right operand
+    whose value is fixed when the function is made is held (known_value): the same value, the
+    same checks, one call fewer.
     Comprehensions and aggregates bind their variable in env for the time of the loop (each has
     a slot of its own) instead of copying env for every element."""
 
@@ -418,6 +421,30 @@ class ExprEvaluator:
         """e's function where a value of type `want` is expected."""
         return self.fn(e) if want.kind in ("opt", "none", "any") else self.nn_fn(e)
 
+    def known_value(self, e):
+        """e's value if it is fixed when e's parent's function is made (a literal, an enum
+        member, a parameter or constant already worked out), else _ABSENT: the parent then
+        holds the value instead of calling e's function, which would give it."""
+        if isinstance(e, ast.IntLit | ast.BoolLit):
+            return e.value
+        if isinstance(e, ast.Name | ast.Attr):
+            ref = self.p.refs.get(e)
+            if ref is not None:
+                if ref[0] == "member":
+                    return ref[2]
+                if ref[0] in ("param", "const"):
+                    known = self.k.param_values if ref[0] == "param" else self.k.const_values
+                    return known.get(ref[1], _ABSENT)
+        return _ABSENT
+
+    def local_slot(self, e) -> str | None:
+        """The slot of e if e names a local (its function would read env[slot]), else None."""
+        if isinstance(e, ast.Name):
+            ref = self.p.refs.get(e)
+            if ref is not None and ref[0] == "local":
+                return ref[1]
+        return None
+
     def kept_fn(self, e, f):
         """f (e's function), its value checked against the int limit if e may have grown."""
         if not self.k.growth(e):
@@ -492,16 +519,33 @@ class ExprEvaluator:
             return lambda ev, env: run(left(ev, env), right(ev, env), None)
         if op.kind == "equal":
             left, right = self.fn(e.left), self.fn(e.right)
-            return lambda ev, env: run(left(ev, env), right(ev, env), None)
+            ls, rs = self.local_slot(e.left), self.local_slot(e.right)  # read in place
+            c = self.known_value(e.right)
+            if c is not _ABSENT:  # a value known now: held, not evaluated again
+                return lambda ev, env: run(env[ls] if ls is not None else left(ev, env), c,
+                                           None)
+            return lambda ev, env: run(env[ls] if ls is not None else left(ev, env),
+                                       env[rs] if rs is not None else right(ev, env), None)
         left, right = self.fn(e.left), self.fn(e.right)
         at_left, at_right, where = self.at(e.left), self.at(e.right), self.at(e)
         fault_none = runtime.fault_none
-        if e.op != "+":
-            def binop(ev, env):
-                a = left(ev, env)
+        # an operand that names a local is read in place (ls / rs: its slot, else None)
+        ls, rs = self.local_slot(e.left), self.local_slot(e.right)
+        c = self.known_value(e.right)
+        if e.op != "+" and c is not None and c is not _ABSENT:
+            # the right operand is a value known now (not none): held, not evaluated again
+            def binop_c(ev, env):
+                a = env[ls] if ls is not None else left(ev, env)
                 if a is None:
                     fault_none(at_left)
-                b = right(ev, env)
+                return run(a, c, where)
+            return binop_c
+        if e.op != "+":
+            def binop(ev, env):
+                a = env[ls] if ls is not None else left(ev, env)
+                if a is None:
+                    fault_none(at_left)
+                b = env[rs] if rs is not None else right(ev, env)
                 if b is None:
                     fault_none(at_right)
                 return run(a, b, where)
@@ -509,10 +553,10 @@ class ExprEvaluator:
         concat, size = runtime.concat, self.limits.max_collection
 
         def plus(ev, env):
-            a = left(ev, env)
+            a = env[ls] if ls is not None else left(ev, env)
             if a is None:
                 fault_none(at_left)
-            b = right(ev, env)
+            b = env[rs] if rs is not None else right(ev, env)
             if b is None:
                 fault_none(at_right)
             if isinstance(a, tuple):
@@ -572,12 +616,16 @@ class ExprEvaluator:
         obj, ix = self.fn(e.obj), self.fn(e.index)
         at_obj, at_ix, where = self.at(e.obj), self.at(e.index), self.at(e)
         fault_none, fault_index = runtime.fault_none, runtime.fault_index
+        # a state variable's list and a local index are read in place
+        ref = self.p.refs.get(e.obj) if isinstance(e.obj, ast.Name) else None
+        name = ref[1] if ref is not None and ref[0] == "state" else None
+        slot = self.local_slot(e.index)
 
         def index(ev, env):  # nn() of both and runtime.list_item written out: a hot path
-            o = obj(ev, env)
+            o = ev.vars[name] if name is not None else obj(ev, env)
             if o is None:
                 fault_none(at_obj)
-            i = ix(ev, env)
+            i = env[slot] if slot is not None else ix(ev, env)
             if i is None:
                 fault_none(at_ix)
             if not 0 <= i < len(o):
@@ -601,9 +649,10 @@ class ExprEvaluator:
             fields = self.k.fields
             return lambda ev, env: fields(enum)[obj(ev, env)][i]
         rows, obj, where = self.k.enum_fields[enum], self.fn(e.obj), self.at(e.obj)
+        slot = self.local_slot(e.obj)  # a local read in place
 
         def field(ev, env):
-            v = obj(ev, env)
+            v = env[slot] if slot is not None else obj(ev, env)
             if v is None:
                 runtime.fault_none(where)
             return rows[v][i]
@@ -620,15 +669,17 @@ class ExprEvaluator:
             # conv_fn and kept_fn written out (a hot path): per argument its function, where a
             # none is a fault (None if the parameter allows none), and where an int over the
             # limit is (None if the argument cannot have grown).
+            # An argument that names a local is read in place (its slot, else None).
             top, bounded = self.int_max, runtime.bounded
             specs = tuple(
                 (self.fn(a), None if want.kind in ("opt", "none", "any") else self.at(a),
-                 self.at(a) if self.k.growth(a) else None) for a, want in zip(e.args, wants))
+                 self.at(a) if self.k.growth(a) else None, self.local_slot(a))
+                for a, want in zip(e.args, wants))
             if len(specs) > 2:
                 def call(ev, env):
                     args = []
-                    for f, n, g in specs:
-                        v = f(ev, env)
+                    for f, n, g, s in specs:
+                        v = env[s] if s is not None else f(ev, env)
                         if v is None:
                             if n is not None:
                                 fault_none(n)
@@ -637,10 +688,10 @@ class ExprEvaluator:
                         args.append(v)
                     return ev.call_def(d, tuple(args))
                 return call
-            (f0, n0, g0), *rest = specs
+            (f0, n0, g0, s0), *rest = specs
             if not rest:  # one or two arguments: the same, without a loop
                 def call1(ev, env):
-                    v0 = f0(ev, env)
+                    v0 = env[s0] if s0 is not None else f0(ev, env)
                     if v0 is None:
                         if n0 is not None:
                             fault_none(n0)
@@ -648,16 +699,16 @@ class ExprEvaluator:
                         bounded(v0, top, g0)
                     return ev.call_def(d, (v0,))
                 return call1
-            (f1, n1, g1), = rest
+            (f1, n1, g1, s1), = rest
 
             def call2(ev, env):
-                v0 = f0(ev, env)
+                v0 = env[s0] if s0 is not None else f0(ev, env)
                 if v0 is None:
                     if n0 is not None:
                         fault_none(n0)
                 elif g0 is not None:
                     bounded(v0, top, g0)
-                v1 = f1(ev, env)
+                v1 = env[s1] if s1 is not None else f1(ev, env)
                 if v1 is None:
                     if n1 is not None:
                         fault_none(n1)

@@ -143,3 +143,64 @@ def test_constants_may_name_constants_declared_after_them():
     for backend in ("interpreter", "compiled"):
         s = rulelang.load_text(text, "c.rules", backend=backend).new_game(2)
         assert s.get_var("n") == 7
+
+
+NONES = """
+game Nones
+players 2..2
+param cap: int = 3
+enum Color(weight: int) { Red(1), Blue(2) }
+state {
+  xs: list<int> = [5, 6]
+  which: int = 0
+  opt: int? = 1
+  col: Color? = Red
+  rounds: int = 0
+}
+def inc(a: int, b: int) -> int = a + b
+def probe(k: int, i: int?, c: Color?) -> bool =
+  if k == 0 then i <= cap
+  else if k == 1 then xs[i] > 5
+  else if k == 2 then inc(1, i) > 1
+  else if k == 3 then cap + i > 0
+  else if k == 4 then c.weight > 1
+  else i == 1 and c == Blue
+flow {
+  while rounds < 1 {
+    choose players[0] {
+      go() when probe(which, opt, col) {
+        rounds += 1
+      }
+      wait() {
+      }
+    }
+  }
+}
+score p => 0
+"""
+
+
+def test_locals_and_known_values_read_in_place_fault_where_they_did(backend):
+    """Operands that name a local are read in place, constants held: a none still faults at
+    the operand's own location, and the values are those of the operands."""
+    s = rulelang.load_text(NONES, "nones.rules", backend=backend).new_game(2)
+    got = []
+    for k in range(6):
+        s.set_vars({"which": k, "opt": 1, "col": "Red"})
+        row = [s.legal_actions()]
+        s.set_vars({"opt": 0, "col": "Blue"})
+        row.append(s.legal_actions())
+        try:
+            s.set_vars({"opt": None, "col": None})
+            row.append(s.legal_actions())
+        except rulelang.RulesRuntimeError as err:
+            row.append((err.location, err.message))
+        got.append(row)
+    assert got == [
+        [["go()", "wait()"], ["go()", "wait()"], ("nones.rules:15:18", "value is none")],
+        [["go()", "wait()"], ["wait()"], ("nones.rules:16:26", "value is none")],
+        [["go()", "wait()"], ["wait()"], ("nones.rules:17:30", "value is none")],
+        [["go()", "wait()"], ["go()", "wait()"], ("nones.rules:18:29", "value is none")],
+        [["wait()"], ["go()", "wait()"], ("nones.rules:19:23", "value is none")],
+        [["wait()"], ["wait()"], ["wait()"]],
+    ]

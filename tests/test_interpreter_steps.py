@@ -233,3 +233,164 @@ def test_the_parts_of_a_when_test_that_read_no_parameter(backend, verify, monkey
         # the parameters run over
         assert steady_nodes(game) == [("BinOp", 22, 42), ("Call", 15, 58), ("Index", 15, 71),
                                       ("Range", 15, 22), ("Range", 15, 38), ("Range", 22, 21)]
+
+
+PREFIX = """
+game Prefix
+players 2..2
+enum Spot { S0, S1, S2, S3 }
+state {
+  xs: int[Spot] = 1
+  idx: list<Spot> = [S0, S1, S2]
+  bs: list<Spot> = []
+  cs: list<Spot>[Spot] = []
+  ds: int[Spot] = 1
+  rounds: int = 0
+  log: list<int> = []
+}
+def ok(a: Spot) -> bool = 6 // xs[a] > 2
+def spots(b: Spot) -> list<Spot> = if 6 // ds[b] > 0 then cs[b] else []
+flow {
+  while rounds < 3 {
+    choose players[0] {
+      # ok(a) reads only a: once per value of a (false: the b and c left under that a are
+      # skipped); xs[a] >= b and b > 0 once per (a, b) (xs[a] >= b false: the c left)
+      pick(a: Spot in idx, b: int in 0..2, c: bool)
+          when ok(a) and xs[a] >= b and (c or b > 0) {
+        push b * 10 + (if c then 1 else 0) to log
+        rounds += 1
+        xs[a] += 1
+      }
+      # xs[a] > 5 reads only a, but c's domain reads b: every (a, b) is still visited
+      far(a: Spot in idx, b: Spot in bs, c: Spot in spots(b)) when xs[a] > 5 and c != a {
+        rounds += 10
+      }
+    }
+  }
+}
+score p => len(log)
+"""
+
+
+def fault_of(f) -> tuple[str, str] | None:
+    """(location, message) of the fault f() raises, or None."""
+    try:
+        f()
+    except rulelang.RulesRuntimeError as err:
+        return err.location, err.message
+    return None
+
+
+def prefix_nodes(game):
+    """(kind, line, col) of the nodes whose function is the interpreter's prefix one."""
+    return sorted((type(n).__name__, n.span.line, n.span.col)
+                  for n in nodes(game.program.flow)
+                  if getattr(game.fns.get(n), "__name__", "") == "prefix")
+
+
+@pytest.mark.parametrize("verify", [False, True])
+def test_the_parts_of_a_when_test_that_read_a_prefix_of_the_parameters(backend, verify,
+                                                                        monkeypatch):
+    monkeypatch.setattr(engine, "VERIFY_MEMO", verify)
+    game = rulelang.load_text(PREFIX, "prefix.rules", backend=backend)
+    s = game.new_game(2)
+    s.set_vars({"xs": {"S0": 2, "S1": 3, "S2": 1, "S3": 0}})
+    # ok(S1) is false; xs[a] >= b bounds b
+    assert s.legal_actions() == ["pick(S0, 0, true)", "pick(S0, 1, false)", "pick(S0, 1, true)",
+                                 "pick(S0, 2, false)", "pick(S0, 2, true)", "pick(S2, 0, true)",
+                                 "pick(S2, 1, false)", "pick(S2, 1, true)"]
+    s.apply("pick(S0, 2, true)")  # xs[S0] = 3: ok(S0) is false too
+    assert s.legal_actions() == ["pick(S2, 0, true)", "pick(S2, 1, false)", "pick(S2, 1, true)"]
+    # ok(S3) faults, where the first candidate under a = S3 tests it (the compiled engine
+    # lists the candidates in set_vars already, and undoes it); the interpreter again
+    fault = ("prefix.rules:14:27", "division by zero")
+    assert fault_of(lambda: s.set_vars({"idx": ["S0", "S1", "S3", "S2"]}) or s.legal_actions()) \
+        == fault
+    assert backend != "interpreter" or fault_of(s.legal_actions) == fault
+    # far: spots(b) faults at b = S1 (under a = S0, where xs[a] > 5 is false)
+    fault = ("prefix.rules:15:39", "division by zero")
+    assert fault_of(lambda: s.set_vars({
+        "idx": ["S0", "S1", "S2"], "bs": ["S0", "S1"], "ds": {"S0": 1, "S1": 0, "S2": 1, "S3": 1},
+        "cs": {"S0": ["S1"], "S1": ["S0", "S2"], "S2": [], "S3": []}}) or s.legal_actions()) \
+        == fault
+    assert backend != "interpreter" or fault_of(s.legal_actions) == fault
+    s.set_vars({"idx": ["S0", "S1", "S2"], "bs": ["S0", "S1"],
+                "cs": {"S0": ["S1"], "S1": ["S0", "S2"], "S2": [], "S3": []},
+                "ds": {"S0": 1, "S1": 1, "S2": 1, "S3": 1},
+                "xs": {"S0": 6, "S1": 2, "S2": 1, "S3": 0}})
+    assert s.legal_actions() == ["pick(S1, 0, true)", "pick(S1, 1, false)", "pick(S1, 1, true)",
+                                 "pick(S1, 2, false)", "pick(S1, 2, true)", "pick(S2, 0, true)",
+                                 "pick(S2, 1, false)", "pick(S2, 1, true)", "far(S0, S0, S1)",
+                                 "far(S0, S1, S2)"]
+    s.apply("far(S0, S1, S2)")
+    assert s.is_terminal() and s.get_var("log") == [21]
+    if backend == "interpreter":
+        # the operands ok(a) (a) and xs[a] >= b (a, b), b > 0 in the third (b), xs[a] > 5 (a);
+        # not spots(b): c's domain, worked out once per b anyway
+        assert prefix_nodes(game) == [("BinOp", 22, 26), ("BinOp", 22, 47), ("BinOp", 28, 68),
+                                      ("Call", 22, 16)]
+
+
+RETURNS = """
+game Returns
+players 2..2
+state {
+  log: list<int> = []
+}
+# a return from inside loops ends the def, a break only its loop
+def find(k: int) -> int {
+  for i in 0..9 {
+    let j = 0
+    while j < 5 {
+      if i * j == k {
+        return i * 10 + j
+      }
+      if j == 3 {
+        break
+      }
+      j += 1
+    }
+  }
+  return -1
+}
+def maybe(k: int) -> int? {
+  for i in 0..3 {
+    if i == k {
+      return none
+    }
+  }
+  return k
+}
+def must(k: int) -> int {
+  for i in 0..3 {
+    if i == k {
+      let v: int? = maybe(k)
+      return v
+    }
+  }
+  return k
+}
+flow {
+  push find(6) to log
+  push find(4) to log
+  push find(50) to log
+  push must(7) to log
+  choose players[0] {
+    go(k: int in 2..5) {
+      push must(k) to log
+    }
+  }
+}
+score p => len(log)
+"""
+
+
+def test_returns_and_breaks_inside_loops_of_a_def(backend):
+    s = rulelang.load_text(RETURNS, "returns.rules", backend=backend).new_game(2)
+    assert s.get_var("log") == [23, 22, -1, 7]
+    with pytest.raises(rulelang.RulesRuntimeError) as err:  # must(2) returns maybe(2): none
+        s.apply("go(2)")
+    assert (err.value.location, err.value.message) == ("returns.rules:35:14", "value is none")
+    assert s.get_var("log") == [23, 22, -1, 7] and s.legal_actions()[0] == "go(2)"
+    s.apply("go(5)")
+    assert s.is_terminal() and s.get_var("log") == [23, 22, -1, 7, 5]

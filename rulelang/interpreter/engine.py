@@ -19,12 +19,12 @@ limit:
 - The flow runs as the lowered instruction list (rulelang/lower.py, the one both back ends run):
   step_<Instr> makes each instruction's function, which does what the instruction says and gives
   the next pc (-1 at a pause). Statements without a pause are functions too (exec_<Stmt>), the
-  loops they contain stop at `break` (an exception) and count their rounds against
-  max_loop_steps as the language says.
+  loops they contain stop at `break` (a value the statement's function gives, as `return`
+  gives the def's value) and count their rounds against max_loop_steps as the language says.
 - Memo tables for defs and `when` tests. A def's value is remembered per argument tuple; a
-  `when` test that calls a def or has an aggregate is remembered per values of the locals it
-  reads from outside (option parameters and flow locals: Reads.locals_of), unless it is one def
-  call (the def's own table then does it). Each table belongs to one State and is dropped by
+  `when` test that calls a def or has an aggregate outside its prefix parts (below) is
+  remembered per values of the locals it reads from outside (option parameters and flow
+  locals: Reads.locals_of), unless it is one def call (the def's own table then does it). Each table belongs to one State and is dropped by
   State.write, the only place where state variables change, for exactly the variables it reads
   (Reads.of_def / of_expr: found statically from the checker's name references, through the
   defs it calls). Defs cannot change state (the checker's E016), so
@@ -38,11 +38,18 @@ limit:
   one-parameter option with no `when` keeps its domain itself: _Singles); the action strings
   are made only when asked for.
 - While a decision's candidates are listed nothing can change the state, and the locals from
-  outside its options are fixed: the parts of its `when` tests and domains that read no option
-  parameter (steady_parts: the largest such subexpressions) are remembered for that listing,
-  from where they are first evaluated, which is where they always were (so the first fault is
-  the same, and a value that faults is not remembered). Every candidate is still tested in
-  order with the whole `when`, left to right.
+  outside its options are fixed. An option's candidates are listed by binding its parameters
+  in order, one loop per parameter. The parts of its `when` test (of each operand of its `and`
+  chain) and domains that read only its first L parameters (a prefix; L = 0: none) are
+  remembered while those keep their values (prefix_fn: the largest such subexpressions;
+  binding parameter L-1 forgets them). Each is first evaluated where it always was, so the
+  first fault is the same, and a value that faults is not remembered. Every candidate is still
+  tested in order with the whole `when`, left to right, except where the outcome is already
+  known without a fault: when a leading operand of the `and` chain that reads only the first L
+  parameters (after operands of no higher L) is found false, the candidates left under those
+  L values would each find it false again and stop there, so the loops of the later parameters
+  stop (dead_ends: only when the domains evaluated on the way read no later parameter, so they
+  would give the values they gave before, without a fault).
 - `any` / `all` stop at their first deciding element when no element can fault (faults.py, a
   small conservative analysis of the interpreter's own); otherwise every element is evaluated,
   as the language defines, so a later element's fault is still reported.
@@ -50,7 +57,10 @@ limit:
   the node (its name's slot, its operator, its location, its Growth answer) looked up when the
   function is made; comprehensions bind their variable in place instead of copying the env per
   element; the none checks of def and builtin arguments, an index's bounds check and a chain of
-  `and` / `or` are written out in one function each (the same checks, in the same order).
+  `and` / `or` are written out in one function each (the same checks, in the same order); an
+  operand that names a local is read in place (env[slot]) and a right operand whose value is
+  fixed when the function is made (a literal, member, parameter or constant) is held, instead
+  of calling the function that would give the same value.
 - A table's value is kept per argument tuple once found (tables are constants); a lookup with
   no row is not kept and faults again.
 """
@@ -100,14 +110,11 @@ def _format_bool(v) -> str:
     return "true" if v else "false"
 
 
-class _Break(Exception):
-    pass
+class _Break:
+    """What a statement's function gives at a `break` (see stmt_fn)."""
 
 
-class _Return(Exception):
-    def __init__(self, value, node) -> None:
-        self.value = value
-        self.node = node
+_BREAK = _Break()
 
 
 class Game:
@@ -146,6 +153,10 @@ class Game:
         self.when_keys: dict[object, tuple[str, ...] | None] = {}
         # per pc, the function running that instruction (made on first use: Game.step)
         self.steps: list = [None] * len(self.lowered.code)
+        # the most parameters an option has (the levels of legal()'s prefix parts)
+        self.max_params = max([len(o.params) for ins in self.lowered.code
+                               if isinstance(ins, ChooseAt) for o in ins.node.options]
+                              + [len(o.params) for _sd, o in self.standing], default=0)
 
     def step(self, pc: int):
         """The function of instruction pc, made once by _Evaluator.step_<Instr>."""
@@ -615,9 +626,11 @@ class State:
 class _Evaluator(ExprEvaluator):
     """The shared expression evaluator, with the state, defs, statements and decisions."""
 
-    # While one decision's candidates are worked out (legal): the values found so far of the
-    # parts of its `when` tests and domains that read no option parameter (see steady_fn).
-    known: dict | None = None
+    # While one decision's candidates are worked out (legal): per level L, the values found so
+    # far of the parts of its `when` tests and domains that read only the first L parameters of
+    # their option (L = 0: none) and the locals outside it, for the values those have now
+    # (see prefix_fn).
+    known: list | None = None
 
     def __init__(self, game: Game, state: State | None) -> None:
         super().__init__(game.constants, game.fns)
@@ -654,13 +667,13 @@ class _Evaluator(ExprEvaluator):
         slots, body, block, where = self.g._def_parts.get(d) or self.g.def_parts(d)
         local = dict(zip(slots, args))
         if block:
-            try:
-                body(self, local)
-            except _Return as r:
-                if r.value is None and self.p.def_ret[d.name].kind not in ("opt", "any"):
-                    runtime.fault_none(loc(r.node.value.span))
-                return r.value
-            raise AssertionError("checked defs always return")  # pragma: no cover
+            r = body(self, local)  # (value, the return statement)
+            if r is None or r is _BREAK:  # pragma: no cover
+                raise AssertionError("checked defs always return")
+            value, node = r
+            if value is None and self.p.def_ret[d.name].kind not in ("opt", "any"):
+                runtime.fault_none(loc(node.value.span))
+            return value
         v = body(self, local)
         if v is None and where is not None:  # conv() written out
             runtime.fault_none(where)
@@ -681,15 +694,16 @@ class _Evaluator(ExprEvaluator):
 
     def when_fn(self, e):
         """The function f(ev, env) of an option's `when` test e, made once: remembered per
-        values of the outside locals it reads if it calls a def or has an aggregate (a plain
-        test is cheaper to redo than to look up; its function is e's own, whose value the
-        caller takes as true or false)."""
+        values of the outside locals it reads if, outside its prefix parts (remembered on
+        their own), it calls a def or has an aggregate (a plain test is cheaper to redo than
+        to look up; its function is e's own, whose value the caller takes as true or
+        false)."""
         key = ("when", e)
         f = self.fns.get(key)
         if f is not None:
             return f
         test = self.fn(e)
-        slots = self.g.reads.locals_of(e) if self.g.reads.costly(e) else None
+        slots = self.g.reads.locals_of(e) if self._costly(e) else None
         if isinstance(e, ast.Call) and self.p.refs[e][0] == "def":
             slots = None  # one def call: remembered in the def's own table, per argument
         if slots is None:
@@ -714,8 +728,22 @@ class _Evaluator(ExprEvaluator):
         self.fns[key] = f
         return f
 
+    def _costly(self, e) -> bool:
+        """Whether e calls a def or has an aggregate, comprehension or sort outside its prefix
+        parts (prefix_fn)."""
+        todo = [e]
+        while todo:
+            x = todo.pop()
+            if getattr(self.fns.get(x), "__name__", "") in ("steady", "prefix"):
+                continue
+            if isinstance(x, ast.Agg | ast.Comp | ast.Sort) \
+                    or self.p.refs.get(x, ("",))[0] == "def":
+                return True
+            todo += self.g.reads.children(x)
+        return False
+
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
-        self.known = {}
+        self.known = [{} for _ in range(self.g.max_params + 1)]
         runs = []
         for oi, opt in enumerate(ins.node.options):
             combos = self._combos(opt, dict(frame))
@@ -731,47 +759,69 @@ class _Evaluator(ExprEvaluator):
         return _Choices(self.g, ins, runs, None)
 
     def option_parts(self, opt: ast.Option) -> tuple:
-        """An option's parameter slots, the function of each parameter's domain, and its
-        `when` test's function (None without one), made once."""
+        """An option's parameter slots, the function of each parameter's domain, its `when`
+        test's function (None without one), and per parameter i the leading conjuncts of its
+        `when` test that end the listing of the candidates left under a prefix when they are
+        known to be false (see dead_ends), made once."""
         key = ("option", opt)
         parts = self.fns.get(key)
         if parts is None:
             slots = self.g.option_slots(opt)
-            for x in [*(prm.domain for prm in opt.params), opt.when]:
-                if x is not None:
-                    self.steady_parts(x, frozenset(slots))
+            levels = {slot: i + 1 for i, slot in enumerate(slots)}
+            for i, prm in enumerate(opt.params):
+                if prm.domain is not None:
+                    self.steady_parts(prm.domain, levels, i)
+            for c in _conjuncts(opt.when):  # each operand of its `and` chain on its own
+                self.steady_parts(c, levels, len(slots))
             domains = tuple(self.domain_fn(prm, slot) for prm, slot in zip(opt.params, slots))
             test = self.when_fn(opt.when) if opt.when is not None else None
-            parts = self.fns[key] = (slots, domains, test)
+            stops = self.dead_ends(opt, levels)
+            parts = self.fns[key] = (slots, domains, test, stops)
         return parts
 
     def _combos(self, opt: ast.Option, env: dict):
         """The parameter values of an option's legal actions, in order (env: the locals its
         domains and `when` may read; the parameters are bound in it as they go): a sequence of
         value tuples."""
-        slots, domains, test = self.option_parts(opt)
+        parts = self.option_parts(opt)
+        slots, domains, test = parts[:3]
         if not slots:
             return [()] if test is None or test(self, env) else []
         if len(slots) == 1 and test is None:
             return _Singles(domains[0](self, env))  # each value is a candidate
         out: list[tuple] = []
-        self._bind(slots, domains, test, 0, env, out)
+        self._bind(parts, 0, env, out)
         return out
 
-    def _bind(self, slots: tuple[str, ...], domains: tuple, test, i: int, env: dict,
-              out: list) -> None:
+    def _bind(self, parts: tuple, i: int, env: dict, out: list) -> None:
         """Bind the option's parameters i.. in env to each combination of their values in
-        turn, adding to out the values of those for which its `when` test holds."""
+        turn, adding to out the values of those for which its `when` test holds. Binding
+        parameter i forgets the values of the prefix parts that read it (ev.known[i + 1]);
+        after each value, the loop stops if a conjunct in stops[i] is known false for the
+        prefix it reads (see dead_ends)."""
+        slots, domains, test, stops = parts
         slot = slots[i]
         values = domains[i](self, env)
+        stop = stops[i]
         if i + 1 < len(slots):
+            known = self.known[i + 1]
             for v in values:
                 env[slot] = v
-                self._bind(slots, domains, test, i + 1, env, out)
+                known.clear()
+                self._bind(parts, i + 1, env, out)
+                if stop and self._dead(stop):
+                    break
         else:  # the last parameter: the values of the others are bound
             head = tuple([env[s] for s in slots[:i]])
             if test is None:  # each value is a candidate
                 out += [head + (v,) for v in values]
+            elif stop:
+                for v in values:
+                    env[slot] = v
+                    if test(self, env):
+                        out.append(head + (v,))
+                    elif self._dead(stop):
+                        break
             else:  # each value is a candidate if `when` holds
                 for v in values:
                     env[slot] = v
@@ -779,44 +829,99 @@ class _Evaluator(ExprEvaluator):
                         out.append(head + (v,))
         env.pop(slot, None)
 
-    def steady_parts(self, e, params: frozenset[str]) -> None:
-        """Give the largest parts of expression e (an option's domain or `when` test) that read
-        no parameter of the option and no variable bound inside e the function steady_fn, so
-        that they are evaluated once per decision: before the functions of e are made, since
-        a node's function is made once and its parent's takes it then. Names, literals and
-        enum members are left alone (as cheap to read again as to look up)."""
+    def _dead(self, stop: tuple) -> bool:
+        """Whether one of the conjuncts in stop has been found false for the current prefix."""
+        known = self.known
+        for e, level in stop:
+            v = known[level].get(e, True)
+            if not v:
+                return True
+        return False
+
+    def dead_ends(self, opt: ast.Option, levels: dict) -> tuple:
+        """Per parameter i, the (conjunct, level) pairs whose being known false ends the loop of
+        parameter i. Let the `when` test be c1 and c2 and ... (its operands as logic_fn
+        flattens them), and cm one of its leading operands made a prefix part at level L
+        (it reads only the first L parameters, L < the number of parameters), with c1 ...
+        c(m-1) such parts too, of levels at most L. Once cm has been found false under a
+        prefix of L values, it was found after c1 ... c(m-1) were found true there; every
+        candidate left under that prefix would evaluate c1 ... c(m-1) to the same values
+        (they read only the prefix, the state does not change) and cm to false, and stop
+        there: false, with nothing else evaluated and no fault. So its candidates can be
+        skipped (the loops of parameters L .. stop) provided the domains evaluated on the
+        way (those of parameters L+1 ..) read no parameter after the prefix: then they give
+        the values they gave on the way to the first candidate, without a fault."""
+        n = len(opt.params)
+        if opt.when is None or n == 0:
+            return ((),) * n
         reads = self.g.reads
-        moving = params | reads.bound_in(e)
+        dom_levels = [self.level(prm.domain, levels) if prm.domain is not None else 0
+                      for prm in opt.params]
+        found, top = [], 0
+        for c in _conjuncts(opt.when):
+            if getattr(self.fns.get(c), "__name__", "") not in ("steady", "prefix"):
+                break
+            level = self.level(c, levels)
+            if level < top or reads.bound_in(c) or level >= n:
+                break
+            top = level
+            if all(dom_levels[j] <= level for j in range(level + 1, n)):
+                found.append((c, level))
+        return tuple(tuple((c, lv) for c, lv in found if lv <= i) for i in range(n))
+
+    def level(self, e, levels: dict) -> int:
+        """1 + the index of the last option parameter e reads (0: none)."""
+        return max((levels.get(s, 0) for s in self.g.reads.locals_of(e)), default=0)
+
+    def steady_parts(self, e, levels: dict, top: int) -> None:
+        """Give the largest parts of expression e (an option's domain or `when` test,
+        evaluated once per values of its first `top` parameters) that read fewer of the
+        option's parameters (a prefix: its first L, L < top; or none) and no variable bound
+        inside e the function prefix_fn at level L, so that they are evaluated once per
+        decision and values of that prefix: before the functions of e are made, since a
+        node's function is made once and its parent's takes it then. Names, literals and enum
+        members are left alone (as cheap to read again as to look up). `levels`: the level of
+        each parameter's slot (1 + its index)."""
+        reads = self.g.reads
+        inner = reads.bound_in(e)
         todo = [e]
         while todo:
             x = todo.pop()
             if x in self.fns:  # already made (e evaluated before): left as it is
                 continue
-            if isinstance(x, _EXPRS) and not isinstance(x, _CHEAP) \
-                    and not moving.intersection(reads.locals_of(x)):
-                self.fns[x] = self.steady_fn(x)
-            else:
-                todo += reads.children(x)
+            if isinstance(x, _EXPRS) and not isinstance(x, _CHEAP):
+                used = reads.locals_of(x)
+                level = max((levels.get(s, 0) for s in used), default=0)
+                if level < max(top, 1) and not inner.intersection(used):
+                    self.fns[x] = self.prefix_fn(x, level)
+                    continue
+            todo += reads.children(x)
 
-    def steady_fn(self, e):
-        """e's function, its value remembered for the rest of the decision whose candidates are
-        being worked out (ev.known; none outside legal()). e reads no option parameter, the
-        state does not change while the candidates are listed, and e is evaluated the first
-        time where it always was: the same values and the same first fault (a value that
-        faults is not remembered; the listing stops there)."""
+    def prefix_fn(self, e, level: int):
+        """e's function, its value remembered (in ev.known[level]) for the rest of the decision
+        whose candidates are being worked out (none outside legal()), while the first `level`
+        parameters of its option keep their values (binding parameter level-1 forgets it:
+        _bind). The state does not change while the candidates are listed, e reads no other
+        parameter and no other local that changes during the listing, and it is evaluated the
+        first time where it always was: the same values and the same first fault (a value that
+        faults is not remembered; the listing stops there). Level 0 (`steady`): e reads no
+        parameter, remembered for the whole listing."""
         f = self.fn(e)
 
         def steady(ev, env):
             known = ev.known
             if known is None:
                 return f(ev, env)
-            v = known.get(e, _MISSING)
+            table = known[level]
+            v = table.get(e, _MISSING)
             if v is _MISSING:
-                v = known[e] = f(ev, env)
+                v = table[e] = f(ev, env)
             elif VERIFY_MEMO:
                 fresh = f(ev, env)
                 assert fresh == v and type(fresh) is type(v), (e, v, fresh)
             return v
+        if level:
+            steady.__name__ = "prefix"
         return steady
 
     def domain_fn(self, prm: ast.OParam, slot: str):
@@ -976,7 +1081,9 @@ class _Evaluator(ExprEvaluator):
     # -- statements (no pauses: the lowering handles those)
     # Each statement's meaning is made once into a function f(ev, env), as expressions are
     # (fn_<Node>): exec_<Stmt>(s) makes it, a plain transcription of what running s does, with
-    # its children's functions, slots, types and locations looked up when it is made.
+    # its children's functions, slots, types and locations looked up when it is made. It gives
+    # None, or what ends the blocks it is in: _BREAK at a `break` (its loop ends), (value, the
+    # statement) at a `return` (its def ends): plain values, not exceptions, which cost more.
     _stmt_makers: dict[type, object] = {}
 
     def stmt_fn(self, s):
@@ -1000,7 +1107,10 @@ class _Evaluator(ExprEvaluator):
             else:
                 def f(ev, env):
                     for s in stmts:
-                        s(ev, env)
+                        r = s(ev, env)
+                        if r is not None:  # a break or a return: the rest is not run
+                            return r
+                    return None
             self.fns[b] = f
         return f
 
@@ -1108,10 +1218,10 @@ class _Evaluator(ExprEvaluator):
         def if_(ev, env):
             for cond, body in branches:
                 if cond(ev, env):
-                    body(ev, env)
-                    return
+                    return body(ev, env)
             if orelse is not None:
-                orelse(ev, env)
+                return orelse(ev, env)
+            return None
         return if_
 
     def exec_For(self, s):
@@ -1120,10 +1230,10 @@ class _Evaluator(ExprEvaluator):
         def for_(ev, env):
             for x in items_of(ev, env):
                 env[slot] = x
-                try:
-                    body(ev, env)
-                except _Break:
-                    break
+                r = body(ev, env)
+                if r is not None:  # a break ends the loop, a return the def
+                    return None if r is _BREAK else r
+            return None
         return for_
 
     def exec_While(self, s):
@@ -1136,22 +1246,22 @@ class _Evaluator(ExprEvaluator):
                 steps += 1
                 if steps > limit:
                     runtime.fault_loop_limit(limit, where)
-                try:
-                    body(ev, env)
-                except _Break:
-                    break
+                r = body(ev, env)
+                if r is not None:  # a break ends the loop, a return the def
+                    return None if r is _BREAK else r
+            return None
         return while_
 
     def exec_Break(self, s):
         def break_(ev, env):
-            raise _Break()
+            return _BREAK
         return break_
 
     def exec_Return(self, s):
         value = self.fn(s.value)
 
         def return_(ev, env):
-            raise _Return(value(ev, env), s)
+            return value(ev, env), s
         return return_
 
     def exec_Reveal(self, s):
@@ -1167,6 +1277,19 @@ class _Evaluator(ExprEvaluator):
         def fail(ev, env):
             raise RulesRuntimeError(message, where)
         return fail
+
+
+def _conjuncts(e) -> list:
+    """The operands of e's `and` chain, left to right (e itself if it is not an `and`; none if
+    e is None), as logic_fn tests them."""
+    if e is None:
+        return []
+    out = []
+    while isinstance(e, ast.BinOp) and e.op == "and":
+        out.append(e.right)
+        e = e.left
+    out.append(e)
+    return out[::-1]
 
 
 def _update(container, idx, fn, where):
