@@ -191,26 +191,33 @@ def plan_options(an, plan: Plan) -> None:
     Model if buildable(p, m) and rd[p] >= rd_cost(m)}` makes a later `rd[p] >= rd_cost(m)` (or
     a def whose body says it) true for every listed m. Safe: the set (or list) comprehension
     evaluated that very expression, on the same state and the same values of what it reads,
-    and found it true without a fault, so evaluating it again gives true and cannot fault."""
+    and found it true without a fault, so evaluating it again gives true and cannot fault.
+
+    A def whose value the state keeps (plan_cached_defs, plan_keyed_defs: those passes run
+    first) is not expanded: its call asks the kept value, where the expanded parts would
+    compute it again at every listing (Acquire's `declare_end() when not ending and
+    can_end()`)."""
+    keep = frozenset(plan.cached_defs) | frozenset(plan.keyed_defs)
     for pc in an.low.pauses:
         ins = an.low.code[pc]
         if isinstance(ins, ChooseAt):
             for oi, opt in enumerate(ins.node.options):
-                plan.options[(pc, oi)] = _plan_option(an, opt)
+                plan.options[(pc, oi)] = _plan_option(an, opt, keep)
     flat = [opt for sd in an.p.standing for opt in sd.options]
     for j, opt in enumerate(flat):
-        plan.options[("standing", -1 - j)] = _plan_option(an, opt)
+        plan.options[("standing", -1 - j)] = _plan_option(an, opt, keep)
 
 
-def _expandable(an, e, rename: dict) -> tuple | None:
+def _expandable(an, e, rename: dict, keep=frozenset()) -> tuple | None:
     """(def, {def parameter slot: argument}) when e is a call of a bool def with an expression
     body whose arguments are plain names (a local, a state variable, a constant) or literals,
     of the parameters' very types, never none, distinct; arguments that are parameters of an
-    enclosing expanded def stand for what those stand for (rename)."""
+    enclosing expanded def stand for what those stand for (rename). Not a def in `keep`: one
+    whose value the state keeps (plan_cached_defs, plan_keyed_defs) is asked, not expanded."""
     if not isinstance(e, ast.Call) or an.p.refs.get(e, ("",))[0] != "def":
         return None
     d = an.p.defs[an.p.refs[e][1]]
-    if isinstance(d.body, ast.Block) or an.p.def_ret[d.name].kind != "bool":
+    if isinstance(d.body, ast.Block) or an.p.def_ret[d.name].kind != "bool" or d.name in keep:
         return None
     inner: dict = {}
     seen: set = set()
@@ -231,17 +238,18 @@ def _expandable(an, e, rename: dict) -> tuple | None:
     return d, inner
 
 
-def _when_conjuncts(an, e, rename: dict | None = None) -> list[tuple[object, dict]]:
+def _when_conjuncts(an, e, rename: dict | None = None,
+                    keep=frozenset()) -> list[tuple[object, dict]]:
     """The conjuncts of e as (expression, {def parameter slot: what it stands for}), calls of
-    defs expanded (_expandable; plan_options)."""
+    defs expanded (_expandable; plan_options), except those of the defs in keep."""
     rename = rename or {}
     out = []
     for a in _conjuncts(e):
-        exp = _expandable(an, a, rename)
+        exp = _expandable(an, a, rename, keep)
         if exp is None:
             out.append((a, rename))
         else:
-            out.extend(_when_conjuncts(an, exp[0].body, exp[1]))
+            out.extend(_when_conjuncts(an, exp[0].body, exp[1], keep))
     return out
 
 
@@ -316,7 +324,7 @@ def _domain_facts(an, opt: ast.Option) -> set:
     return facts
 
 
-def _plan_option(an, opt: ast.Option) -> OptionPlan:
+def _plan_option(an, opt: ast.Option, keep=frozenset()) -> OptionPlan:
     m = len(opt.params)
     levels = {an.p.slots[prm]: i for i, prm in enumerate(opt.params)}
     domains: list[Domain] = []
@@ -341,7 +349,7 @@ def _plan_option(an, opt: ast.Option) -> OptionPlan:
     size = an.fixed_size(opt) if opt.when is None else None
     placed: dict[int, list] = {lv: [] for lv in range(-1, m)}
     prefix = True
-    conj = _when_conjuncts(an, opt.when) if opt.when is not None else []
+    conj = _when_conjuncts(an, opt.when, None, keep) if opt.when is not None else []
     facts = _domain_facts(an, opt) if conj else set()
     for a, rn in conj:
         if facts and _canon(an, a, rn) in facts:
@@ -778,9 +786,9 @@ def plan_path_rows(an, plan: Plan) -> None:
             plan.path_rows.add(id(node))
 
 
-PASSES = (plan_int_ranges, plan_inlining, plan_dense_tables, plan_phase_sets, plan_options,
-          plan_reused_any, plan_mask_patterns, plan_flow, plan_resume_in_apply, plan_shared_any,
-          plan_cached_defs, plan_keyed_defs, plan_peel_sets, plan_path_rows)
+PASSES = (plan_int_ranges, plan_inlining, plan_dense_tables, plan_phase_sets, plan_cached_defs,
+          plan_keyed_defs, plan_options, plan_reused_any, plan_mask_patterns, plan_flow,
+          plan_resume_in_apply, plan_shared_any, plan_peel_sets, plan_path_rows)
 
 
 def run_passes(an, plan: Plan) -> Plan:
