@@ -289,14 +289,17 @@ class ExprPrinter:
             h.shared[key] = t
         return t
 
-    def hoist_level(self, e, c: Ctx) -> int | None:
+    def hoist_level(self, e, c: Ctx, through_defs: bool = False) -> int | None:
         """The loop level whose variables e reads last (-1: none), None if it reads a local
-        bound inside the code being printed."""
+        bound inside the code being printed (through_defs: but for the parameters of an
+        expanded def bound to plain names, at the level of those names)."""
         h = c.hoist
         level = -1
         for slot in self.free(e):
             if slot in h.param_level:
                 level = max(level, h.param_level[slot])
+            elif through_defs and slot in h.def_level:
+                level = max(level, h.def_level[slot])
             elif slot in c.py:  # bound inside the expression being emitted
                 return None
         return level
@@ -575,7 +578,7 @@ class ExprPrinter:
         outermost loop level where G, S and A are bound, and each target reads its entry."""
         level = -1
         for a in (e.args[0], e.args[1], *e.args[3:]):
-            lv = self.hoist_level(a, c)
+            lv = self.hoist_level(a, c, True)
             if lv is None:
                 return None
             level = max(level, lv)
@@ -639,7 +642,7 @@ class ExprPrinter:
                 c.sink.emit(f"{t} = {code}")
                 code = t
             elif c.hoist is not None and isinstance(a, ast.Name | ast.IntLit | ast.BoolLit):
-                level = self.hoist_level(a, c)
+                level = self.hoist_level(a, c, True)
                 if level is not None:
                     levels[self.p.slots[f]] = level
             py[self.p.slots[f]] = code
@@ -650,8 +653,9 @@ class ExprPrinter:
             return known
         h = c.hoist
         if levels:
-            # the body's loop-invariant parts may be computed outside the loops (try_hoist)
-            h = _Hoist(h.levels, {**h.param_level, **levels}, h.cur, h.shared, h.uses, h.stmt)
+            # path_cost's distances in the body may be fetched outside the loops (_path_row)
+            h = _Hoist(h.levels, h.param_level, h.cur, h.shared, h.uses, h.stmt,
+                       {**h.def_level, **levels})
         inner = Ctx(py, c.sink, h)
         ret = self.p.def_ret[d.name]
         saved = self._int_env

@@ -149,9 +149,13 @@ class _Hoist:
     shared: dict = field(default_factory=dict)  # node id (or name) -> temp at level -1
     uses: dict | None = None  # reads per name: alias only those read more than once
     stmt: bool = False  # valid for one statement only (state may change after it)
+    # parameters of a def expanded here, bound to plain names: the loop level of those names
+    # (only path_cost's distances are fetched early through them: ExprPrinter._path_row)
+    def_level: dict[str, int] = field(default_factory=dict)
 
     def at(self, level: int) -> _Hoist:
-        return _Hoist(self.levels, self.param_level, level, self.shared, self.uses, self.stmt)
+        return _Hoist(self.levels, self.param_level, level, self.shared, self.uses, self.stmt,
+                      self.def_level)
 
 
 @dataclass
