@@ -24,14 +24,15 @@ limit:
 - Memo tables for defs and `when` tests. A def's value is remembered per argument tuple; a
   `when` test that calls a def or has an aggregate outside its prefix parts (below) is
   remembered per values of the locals it reads from outside (option parameters and flow
-  locals: Reads.locals_of), unless it is one def call (the def's own table then does it). Each table belongs to one State and is dropped by
-  State.write, the only place where state variables change, for exactly the variables it reads
-  (Reads.of_def / of_expr: found statically from the checker's name references, through the
-  defs it calls). Defs cannot change state (the checker's E016), so
-  nothing else can make a value stale. A value that faults is not remembered: the same fault
-  comes again at the same place. A clone starts with empty tables, a fault that undoes an apply
-  empties them (entries made after a write would describe the undone state), set_vars writes
-  through State.write. VERIFY_MEMO checks every hit against a fresh evaluation (tests).
+  locals: Reads.locals_of), unless it is one def call (the def's own table then does it).
+  Each table belongs to one State and is dropped by State.write, the only place where state
+  variables change, for exactly the variables it reads (Reads.of_def / of_expr: found
+  statically from the checker's name references, through the defs it calls). Defs cannot
+  change state (the checker's E016), so nothing else can make a value stale. A value that
+  faults is not remembered: the same fault comes again at the same place. A clone starts with
+  empty tables, a fault that undoes an apply empties them (entries made after a write would
+  describe the undone state), set_vars writes through State.write. VERIFY_MEMO checks every
+  hit against a fresh evaluation (tests).
 - One candidate list per decision (_Choices), made on first use by whichever protocol call comes
   first (legal_actions, num_choices, apply, apply_index, observation, end_action_index) and
   shared until the state changes. Candidates are runs of parameter-value tuples per option (a
@@ -665,7 +666,9 @@ class _Evaluator(ExprEvaluator):
 
     def _run_def(self, d: ast.DefDecl, args):
         slots, body, block, where = self.g._def_parts.get(d) or self.g.def_parts(d)
-        local = dict(zip(slots, args))
+        n = len(slots)  # the parameters bound (a dict display is cheaper than dict(zip()))
+        local = {slots[0]: args[0]} if n == 1 else {slots[0]: args[0], slots[1]: args[1]} \
+            if n == 2 else dict(zip(slots, args))
         if block:
             r = body(self, local)  # (value, the return statement)
             if r is None or r is _BREAK:  # pragma: no cover
