@@ -426,8 +426,75 @@ def path_cost(adj, sources, target, allowed=None):
     if hit is None or hit[0] is not adj:
         if len(PATH_CACHE) >= 512:
             PATH_CACHE.clear()
-        hit = PATH_CACHE[key] = (adj, path_distances(adj, sources, allowed))
+        hit = PATH_CACHE[key] = (adj, grown_distances(adj, sources, allowed))
     return hit[1].get(target)
+
+
+def path_row(adj, sources, allowed=None):
+    """{node: cheapest total edge cost from any of `sources`}, the distances path_cost reads
+    (same arguments, same cache): compiled engines fetch them once for a loop asking many
+    targets from the same start set."""
+    if type(sources) is list:
+        sources = tuple(sources)
+    key = (id(adj), sources, allowed)
+    hit = PATH_CACHE.get(key)
+    if hit is None or hit[0] is not adj:
+        if len(PATH_CACHE) >= 512:
+            PATH_CACHE.clear()
+        hit = PATH_CACHE[key] = (adj, grown_distances(adj, sources, allowed))
+    return hit[1]
+
+
+def grown_distances(adj, sources, allowed):
+    """path_distances(adj, sources, allowed), from the kept distances of the same start set
+    less one node when PATH_CACHE has them (a network grows by one node at a time): only the
+    nodes the new start node brings nearer are searched (path_extend)."""
+    aid = id(adj)
+    if type(sources) is int:
+        mask = sources
+        while mask:
+            low = mask & -mask
+            mask ^= low
+            hit = PATH_CACHE.get((aid, sources ^ low, allowed))
+            if hit is not None and hit[0] is adj:
+                return path_extend(adj, hit[1], low.bit_length() - 1, allowed)
+    else:
+        for i in range(len(sources)):
+            hit = PATH_CACHE.get((aid, sources[:i] + sources[i + 1:], allowed))
+            if hit is not None and hit[0] is adj:
+                return path_extend(adj, hit[1], sources[i], allowed)
+    return path_distances(adj, sources, allowed)
+
+
+def path_extend(adj, dist, source, allowed=None):
+    """The distances `dist` (from some start set, inside `allowed`) with `source` added to the
+    start set: a search from `source` that goes on only through nodes it brings nearer. (A
+    node the new start brings nearer is reached through nodes it also brings nearer, so
+    nothing else can change.) A new dict: kept distances are never changed."""
+    if allowed is None:
+        inside = -1
+    elif type(allowed) is int:
+        inside = allowed
+    else:
+        inside = 0
+        for v in allowed:
+            inside |= 1 << v
+    dist = dict(dist)
+    if not inside >> source & 1 or dist.get(source) == 0:
+        return dist
+    dist[source] = 0
+    heap = [(0, source)]
+    while heap:
+        d, u = heapq.heappop(heap)
+        if d > dist[u]:
+            continue  # u was reached more cheaply since this entry was pushed
+        for v, w in adj[u]:
+            if inside >> v & 1:
+                nd = d + w
+                if nd < dist.get(v, nd + 1):
+                    dist[v] = nd
+                    heapq.heappush(heap, (nd, v))
+    return dist
 
 
 def path_distances(adj, sources, allowed=None):

@@ -198,12 +198,25 @@ def _graph(em, e, table: str, args) -> str:
     return em.graph_table(table, e.args[0], args[0])
 
 
-def _emit_path_cost(em, e, args):
+def _path_args(em, e, args) -> tuple[str, str, str]:
     g = _graph(em, e, "GRAPH", args)
     # a set goes as its bit mask: no members to list, and a cheap key for the distance cache
     src = args[1] if _kind(em, e, 1) == "set" else f"tuple({em.bare(args[1])})"
     allowed = args[3] if len(args) > 3 else "None"  # a bit mask: part of the distance cache key
+    return g, src, allowed
+
+
+def _emit_path_cost(em, e, args):
+    g, src, allowed = _path_args(em, e, args)
     return f"path_cost({g}, {src}, {args[2]}, {allowed})"
+
+
+def emit_path_row(em, e, args) -> str:
+    """The distances path_cost(G, S, t[, A]) reads, for every t (runtime.path_row): the code
+    generator fetches them once where G, S and A do not change in a loop. args: the codes
+    of G, S and A (None for a call without A)."""
+    g, src, allowed = _path_args(em, e, [args[0], args[1], None, args[2]])
+    return f"path_row({g}, {src}, {allowed})"
 
 
 _DIV0 = ("division by zero",)

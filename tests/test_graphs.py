@@ -195,3 +195,48 @@ def test_path_cost_cache_never_changes_a_result():
         checked += expected is not None
     assert checked > 1000  # most questions have a path: the comparison is not all-None
     assert 0 < len(runtime.PATH_CACHE) <= 512
+
+
+def test_growing_start_sets_extend_kept_distances():
+    """A start set that grows by one node at a time (a network) is searched from the kept
+    distances of the set before it (runtime.path_extend): every answer still equals a
+    cache-free search, for masks and tuples, with and without allowed nodes."""
+    import random
+
+    from rulelang import runtime
+
+    rng = random.Random(3)
+    n = 12
+    adj = [[] for _ in range(n)]
+    for _e in range(24):
+        a, b, w = rng.randrange(n), rng.randrange(n), rng.randrange(0, 9)
+        if a != b:
+            adj[a].append((b, w))
+            adj[b].append((a, w))
+    adj = tuple(tuple(e) for e in adj)
+    runtime.PATH_CACHE.clear()
+    extended = []
+    real = runtime.path_extend
+
+    def spy(*args):
+        extended.append(args[2])
+        return real(*args)
+    checked = 0
+    try:
+        runtime.path_extend = spy
+        for game in range(60):
+            allowed = sum(1 << v for v in rng.sample(range(n), 9)) if game % 2 else None
+            members = None if allowed is None else frozenset(
+                v for v in range(n) if allowed >> v & 1)
+            start = 0
+            for _step in range(6):
+                start |= 1 << rng.randrange(n)
+                nodes = tuple(v for v in range(n) if start >> v & 1)
+                for target in range(n):
+                    expected = _floyd(adj, nodes, target, members)
+                    assert runtime.path_cost(adj, start, target, allowed) == expected
+                    assert runtime.path_cost(adj, nodes, target, members) == expected
+                    checked += expected is not None
+    finally:
+        runtime.path_extend = real
+    assert checked > 2000 and len(extended) > 300

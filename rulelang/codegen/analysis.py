@@ -41,8 +41,69 @@ class Analysis:
 
     def may_exceed(self, e) -> bool:
         """Whether e's value, where it is kept, needs a check against the int limit: it may
-        have grown (consts.Growth) and no constant bound keeps it within the limit."""
-        return self.k.growth(e) and not self.k.growth.within_limit(e)
+        have grown (consts.Growth) and no constant bound keeps it within the limit (nor the
+        ranges of the loop variables it reads: passes.plan_int_ranges)."""
+        if not self.k.growth(e) or self.k.growth.within_limit(e):
+            return False
+        key = id(e)
+        if key not in self._exceed:
+            top = self.int_bound(e, self._bound_env)
+            self._exceed[key] = top is None or top > self.p.limits.int_max
+        return self._exceed[key]
+
+    def safe_with(self, e, env: dict) -> bool:
+        """safe(e), the def parameters in env bounded as given (e is a part of an expanded
+        def's body: passes.plan_options); worked out aside, with caches of its own."""
+        if not env or self.safe(e):
+            return self.safe(e)
+        saved = self._safe, self._exceed, self._def_safe, self._bound_env
+        self._safe, self._exceed, self._def_safe, self._bound_env = {}, {}, {}, env
+        try:
+            return self.safe(e)
+        finally:
+            self._safe, self._exceed, self._def_safe, self._bound_env = saved
+
+    def fits(self, e, env: dict) -> bool:
+        """Whether e's value is known never to exceed the int limit, the def parameters in env
+        bounded as given (where a def is expanded in place)."""
+        if not self.may_exceed(e):
+            return True
+        top = self.int_bound(e, env) if env else None
+        return top is not None and top <= self.p.limits.int_max
+
+    def int_bound(self, e, env: dict) -> int | None:
+        """An upper bound on the absolute value of an int expression (None: unknown), from
+        constants (consts.Growth.static_max), the ranges of loop variables
+        (passes.plan_int_ranges) and env (a def parameter's slot -> the bound of the argument
+        it stands for, or None). A def with an expression body is bounded through its body,
+        its parameters by its arguments."""
+        if isinstance(e, ast.Name):
+            ref = self.p.refs.get(e)
+            if ref is not None and ref[0] == "local":
+                return env[ref[1]] if ref[1] in env else self.plan.slot_max.get(ref[1])
+            return self.k.growth.static_max(e)
+        if isinstance(e, ast.Neg):
+            return self.int_bound(e.operand, env)
+        if isinstance(e, ast.CondExpr):
+            a, b = self.int_bound(e.then, env), self.int_bound(e.orelse, env)
+            return None if a is None or b is None else max(a, b)
+        if isinstance(e, ast.BinOp) and e.op in ("+", "-", "*", "//", "%"):
+            a, b = self.int_bound(e.left, env), self.int_bound(e.right, env)
+            if e.op == "//":
+                return a
+            if e.op == "%":
+                return b
+            if a is None or b is None:
+                return None
+            return a * b if e.op == "*" else a + b
+        if isinstance(e, ast.Call) and self.p.refs.get(e, ("",))[0] == "def":
+            d = self.p.defs[self.p.refs[e][1]]
+            if isinstance(d.body, ast.Block):
+                return None
+            inner = {self.p.slots[f]: self.int_bound(a, env) if T.strip(self.t(a)).kind == "int"
+                     else None for a, f in zip(e.args, d.params)}
+            return self.int_bound(d.body, inner)
+        return self.k.growth.static_max(e)
 
     def _ok(self, e) -> bool:
         """Safe and never none (so a none check on it cannot fail either)."""
@@ -272,7 +333,7 @@ class Analysis:
                 n += self.size(cond) + sum(self._stmt_size(x) for x in body.stmts)
             if s.orelse is not None:
                 n += sum(self._stmt_size(x) for x in s.orelse.stmts)
-        else:
+        elif not isinstance(s, ast.Fail):
             n += 10**6  # not inlined
         return n
 
@@ -510,12 +571,12 @@ class Analysis:
             return self.p.max_players
         return None
 
-    def falls(self, a, prm: ast.OParam, dom) -> bool:
-        """Whether `a`, once false, stays false for every later value of an int parameter that
-        runs upwards (a comparison of a non-decreasing side with a non-increasing one)."""
+    def falls_slot(self, a, slot: str, dom) -> bool:
+        """Whether `a`, once false, stays false for every later value of an int parameter
+        (read as `slot` in a: an expanded def's own parameter, passes.plan_options) that runs
+        upwards (a comparison of a non-decreasing side with a non-increasing one)."""
         if dom.first is None or not isinstance(a, ast.BinOp) or a.op not in ("<", "<=", ">", ">="):
             return False
-        slot = self.p.slots[prm]
         if T.strip(self.t(a.left)).kind != "int" or T.strip(self.t(a.right)).kind != "int":
             return False
         lm, rm = self._mono(a.left, slot), self._mono(a.right, slot)

@@ -12,6 +12,7 @@ from rulelang.codegen.support import (
     _Hoist,
     ident,
     is_false,
+    is_simple,
     is_true,
     slot_attr,
 )
@@ -227,7 +228,7 @@ class DecisionPrinter:
                       == "bool" else f"range({size})")
             self._tables.append(f"{table} = tuple(({oi}, (v,)) for v in {values})")
         placed = {lv: [(a, brk, {slot: Code(str(v), simple=True, const=v)
-                                 for slot, v in sub.items()}) for a, brk, sub in tests]
+                                 for slot, v in sub.items()}, rn) for a, brk, sub, rn in tests]
                   for lv, tests in op.placed.items()}
         # a value a test found `!= none` is not none in the tests and code after it
         # (ExprPrinter.known_not_none): each test is a guard of everything printed after it
@@ -254,9 +255,10 @@ class DecisionPrinter:
             return Sink(fn, scope.ind, parent=scope.parent, memo=scope.memo)
         guard: list[str] = []  # tests joined by `and` until one needs statements first
         before: list = []  # the level -1 tests placed so far
-        for a, _brk, _sub in placed[-1]:
+        for a, _brk, _sub, rn in placed[-1]:
             sk = here(scope)
-            code = self.ex(a, Ctx(c.py, sk, _Hoist(hoist_levels, levels, -1, shared)))
+            hoist = _Hoist(hoist_levels, levels, -1, shared)
+            code = self._conjunct(a, rn, c.py, {}, sk, hoist, self.ex)
             if sk.lines and guard:
                 # statements before this test: they go inside the tests so far
                 lines.append("    " * ind + f"if {' and '.join(guard)}:")
@@ -276,7 +278,8 @@ class DecisionPrinter:
             before.append(a)
             if not is_true(code):
                 guard.append(code)
-            self._not_none.extend(self._none_facts(a, "and"))
+            if not rn:
+                self._not_none.extend(self._none_facts(a, "and"))
         if guard:
             lines.append("    " * ind + f"if {' and '.join(guard)}:")
             ind += 1
@@ -300,15 +303,15 @@ class DecisionPrinter:
             level_sink = Sink(fn, ind)
             hoist_levels.append(level_sink)
             inserts.append((len(lines), level_sink))
-            for a, brk, sub in placed[i]:
+            for a, brk, sub, rn in placed[i]:
                 sk = here(scope)
-                code = self.ex_not(a, Ctx({**c.py, **sub}, sk,
-                                          _Hoist(hoist_levels, levels, i, shared)))
+                hoist = _Hoist(hoist_levels, levels, i, shared)
+                code = self._conjunct(a, rn, c.py, sub, sk, hoist, self.ex_not)
                 lines.extend(sk.lines)
                 note = "  # then no value of the loop inside passes either" if sub else ""
                 lines.append("    " * ind + f"if {code}:{note}")
                 lines.append("    " * ind + f"    {'break' if brk else 'continue'}")
-                if not sub:
+                if not sub and not rn:
                     self._not_none.extend(self._none_facts(a, "and"))
         if size is not None:
             lines.append("    " * ind + f"out.append({table}[{names[0]}])")
@@ -319,6 +322,28 @@ class DecisionPrinter:
             lines[pos:pos] = sk.lines
         return lines
 
+
+    def _conjunct(self, a, rn: dict, py: dict, sub: dict, sk: Sink, hoist: _Hoist, emit) -> str:
+        """The code of one placed `when` conjunct (emit: ex or ex_not). A conjunct from an
+        expanded def (passes.plan_options) has each of the def's parameters bound to the code
+        of the option-scope name or literal it stands for (evaluated here: it cannot fault),
+        and bounded as it is (passes.plan_int_ranges)."""
+        if not rn:
+            return emit(a, Ctx({**py, **sub}, sk, hoist))
+        inner = dict(py)
+        for slot, node in rn.items():
+            code = self.ex(node, Ctx(py, sk, hoist))
+            if not is_simple(code):
+                t = sk.tmp()
+                sk.emit(f"{t} = {code}")
+                code = Code(t, simple=True)
+            inner[slot] = code
+        saved = self._int_env
+        self._int_env = {**saved, **self.param_bounds(rn.items())}
+        try:
+            return emit(a, Ctx({**inner, **sub}, sk, hoist))
+        finally:
+            self._int_env = saved
 
     def standing_functions(self) -> list[str]:
         """legal_standing appends the standing options of s.current_player that are legal, as

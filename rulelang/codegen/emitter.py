@@ -52,6 +52,11 @@ class Emitter(Analysis, ExprPrinter, AggregatePrinter, StmtPrinter, FlowPrinter,
         self._def_safe: dict[str, bool] = {}
         self._free: dict[int, frozenset] = {}
         self._size: dict[str, int] = {}
+        self._exceed: dict[int, bool] = {}
+        self._bound_env: dict[str, int | None] = {}  # Analysis.safe_with
+        # printing: def parameter slot -> bound of the argument it stands for, where the def
+        # is expanded in place (Analysis.int_bound)
+        self._int_env: dict[str, int | None] = {}
         # printing state
         self.where: dict[str, str] = {}  # .rules location -> name of its constant
         self._pc = -1  # the decision being printed

@@ -9,6 +9,7 @@ from rulelang.codegen.support import (
     Ctx,
     EmitError,
     Sink,
+    _Hoist,
     const_of,
     ident,
     is_false,
@@ -26,7 +27,7 @@ from rulelang.codegen.tree import (
     _walk,
 )
 from rulelang.errors import RulesRuntimeError, Span
-from rulelang.semantics import BINARY_OPS, BUILTINS
+from rulelang.semantics import BINARY_OPS, BUILTINS, emit_path_row
 
 _FRESH = (ast.ListLit, ast.ArrayLit, ast.SetLit, ast.Comp, ast.Range, ast.Sort, ast.Agg, ast.BinOp,
           ast.IntLit, ast.BoolLit, ast.NoneLit, ast.Neg, ast.Not)
@@ -83,9 +84,15 @@ class ExprPrinter:
     def kept(self, e, code: str) -> str:
         """Code of e's value where it is kept (bound, stored, passed on): checked against the
         int limit if e may have grown (consts.Growth; the interpreter checks the same)."""
-        if self.may_exceed(e):
+        if not self.fits(e, self._int_env):
             return f"bounded({code}, LIMIT_INT, {self.L(e.span)})"
         return code
+
+    def param_bounds(self, pairs) -> dict:
+        """{def parameter slot: bound of its argument} for (slot, argument) pairs, in the
+        bounds known where the call is printed (passes.plan_int_ranges)."""
+        return {slot: self.int_bound(a, self._int_env) if T.strip(self.t(a)).kind == "int"
+                else None for slot, a in pairs}
 
     def owned(self, e, code: str) -> str:
         kind = T.strip(self.t(e)).kind
@@ -268,25 +275,42 @@ class ExprPrinter:
             return None
         if isinstance(e, ast.Attr) and self.p.refs[e][0] == "member":
             return None
+        level = self.hoist_level(e, c)
+        if level is None:
+            return None
+        # (a def's body is expanded with its parameters bound to different code at each call)
+        key = (id(e), tuple(c.py.get(s) for s in sorted(self.free(e))))
+        if level == -1 and key in h.shared:
+            return h.shared[key]
+        if level >= h.cur or not self.safe(e):
+            return None
+        t = self.hoisted(level, c, lambda cc: self.ex(e, cc))
+        if level == -1:
+            h.shared[key] = t
+        return t
+
+    def hoist_level(self, e, c: Ctx) -> int | None:
+        """The loop level whose variables e reads last (-1: none), None if it reads a local
+        bound inside the code being printed."""
+        h = c.hoist
         level = -1
         for slot in self.free(e):
             if slot in h.param_level:
                 level = max(level, h.param_level[slot])
             elif slot in c.py:  # bound inside the expression being emitted
                 return None
-        if level == -1 and id(e) in h.shared:
-            return h.shared[id(e)]
-        if level >= h.cur or not self.safe(e):
-            return None
+        return level
+
+    def hoisted(self, level: int, c: Ctx, emit) -> str:
+        """A temporary holding emit(ctx)'s code, computed at the given loop level."""
+        h = c.hoist
         sink = h.levels[level + 1]
         # Written aside first: what it hoists in turn goes into the level's lines before it.
         aside = Sink(sink.fn, sink.ind)
-        code = self.ex(e, Ctx(c.py, aside, h.at(level)))
+        code = emit(Ctx(c.py, aside, h.at(level)))
         t = sink.tmp()
         aside.emit(f"{t} = {code}")
         sink.lines.extend(aside.lines)
-        if level == -1:
-            h.shared[id(e)] = t
         return t
 
     def emit_IntLit(self, e, c):
@@ -475,6 +499,10 @@ class ExprPrinter:
                               is_safe))
             args = self.seq(c, parts)
             return f"def_{ident(d.name)}({', '.join(['s', *args])})"
+        if id(e) in self.plan.path_rows and c.hoist is not None and c.sink is not None:
+            row = self._path_row(e, c)
+            if row is not None:
+                return f"{row}.get({self.nn(e.args[2], c)})"
         args = self.seq(c, [self._part_nn(a) for a in e.args])
         if ref[0] == "table":
             name = ident(ref[1])
@@ -541,6 +569,27 @@ class ExprPrinter:
             return None
         return list(self.p.graphs).index(name) if name in self.p.graphs else None
 
+    def _path_row(self, e: ast.Call, c: Ctx) -> str | None:
+        """path_cost(G, S, t, A) in a loop where G, S and A do not change (passes.plan_path_rows):
+        the distances from S (path_row, the dict path_cost reads) are fetched once, at the
+        outermost loop level where G, S and A are bound, and each target reads its entry."""
+        level = -1
+        for a in (e.args[0], e.args[1], *e.args[3:]):
+            lv = self.hoist_level(a, c)
+            if lv is None:
+                return None
+            level = max(level, lv)
+        if level >= c.hoist.cur:
+            return None
+
+        def row(cc):
+            parts = [self._part_nn(x) for x in e.args[:2]]
+            if len(e.args) > 3:
+                parts.append(self._part_nn(e.args[3]))
+            codes = self.seq(cc, parts)
+            return emit_path_row(self, e, codes if len(e.args) > 3 else [*codes, "None"])
+        return self.hoisted(level, c, row)
+
     def _keyed_call(self, e: ast.Call, d: ast.DefDecl, c: Ctx) -> str:
         """A call of a def kept per argument (passes.py, plan_keyed_defs): the argument, then
         the kept value, computed (inlined when the plan says so) and kept when missing."""
@@ -583,32 +632,55 @@ class ExprPrinter:
             parts.append(part)
         codes = self.seq(c, parts)
         py = {}
-        for f, code in zip(d.params, codes):
+        levels = {}  # parameters bound to plain names: the loop level of what they name
+        for a, f, code in zip(e.args, d.params, codes):
             if not is_simple(code):
                 t = c.sink.tmp()
                 c.sink.emit(f"{t} = {code}")
                 code = t
+            elif c.hoist is not None and isinstance(a, ast.Name | ast.IntLit | ast.BoolLit):
+                level = self.hoist_level(a, c)
+                if level is not None:
+                    levels[self.p.slots[f]] = level
             py[self.p.slots[f]] = code
         # A pure def called again with the very same arguments: reuse the first result.
         key = ("def", d.name, tuple(codes))
         known = c.sink.recall(key)
         if known is not None:
             return known
-        inner = Ctx(py, c.sink, c.hoist)
+        h = c.hoist
+        if levels:
+            # the body's loop-invariant parts may be computed outside the loops (try_hoist)
+            h = _Hoist(h.levels, {**h.param_level, **levels}, h.cur, h.shared, h.uses, h.stmt)
+        inner = Ctx(py, c.sink, h)
         ret = self.p.def_ret[d.name]
-        if isinstance(d.body, ast.Block):
-            # A body of lets, ifs and returns: each return assigns the result.
-            result = c.sink.tmp()
-            self._inline_stmts(list(d.body.stmts), inner, result, ret)
-        else:
-            result = self.conv(d.body, inner, ret)
+        saved = self._int_env
+        self._int_env = {**saved, **self.param_bounds(
+            (self.p.slots[f], a) for a, f in zip(e.args, d.params))}
+        try:
+            if isinstance(d.body, ast.Block):
+                # A body of lets, ifs and returns: each return assigns the result.
+                result = c.sink.tmp()
+                self._inline_stmts(list(d.body.stmts), inner, result, ret)
+            else:
+                result = self.conv(d.body, inner, ret)
+        finally:
+            self._int_env = saved
         if is_simple(result):
             c.sink.memo[key] = result
         return result
 
     def _inline_stmts(self, stmts: list, c: Ctx, result: str, ret: T.Type) -> None:
         """Statements of an inlined def body (see _structured): code after an `if` whose
-        branches return is emitted inside the one branch that falls through."""
+        branches return is emitted inside the one branch that falls through. After `if x ==
+        none { return/fail }` (no other branch), x is known not to be none."""
+        mark = len(self._not_none)
+        try:
+            self._inline_stmts_from(stmts, c, result, ret)
+        finally:
+            del self._not_none[mark:]
+
+    def _inline_stmts_from(self, stmts: list, c: Ctx, result: str, ret: T.Type) -> None:
         sk = c.sink
         for i, st in enumerate(stmts):
             if isinstance(st, ast.Let):
@@ -618,6 +690,10 @@ class ExprPrinter:
                 sk.emit(f"{name} = {self.conv(st.value, c, self.p.slot_types[slot])}")
             elif isinstance(st, ast.Return):
                 sk.emit(f"{result} = {self.conv(st.value, c, ret)}")
+                return
+            elif isinstance(st, ast.Fail):
+                # the def's fault, raised where it is expanded (same message and location)
+                sk.emit(f"raise RulesRuntimeError({st.message!r}, {self.L(st.span)})")
                 return
             else:
                 assert isinstance(st, ast.If)
@@ -632,14 +708,24 @@ class ExprPrinter:
                         body += rest
                     bodies.append(body)
 
-                def emit_body(inner_sink, body, c=c):
+                # `if x == none { return/fail }`: x is not none in what comes after it
+                facts = (self._none_facts(st.branches[0][0], "or")
+                         if len(st.branches) == 1 and st.orelse is None
+                         and _returns(list(st.branches[0][1].stmts)) else [])
+
+                def emit_body(inner_sink, body, c=c, bodies=bodies, facts=facts):
                     if body:
+                        mark = len(self._not_none)
+                        if body is bodies[-1]:
+                            self._not_none.extend(facts)
                         self._inline_stmts(body, c.at(inner_sink), result, ret)
+                        del self._not_none[mark:]
                     else:
                         inner_sink.emit("pass")
                 self._if_chain(c, st.branches, bodies, emit_body)
                 if rest or _has_return([st]):
                     return
+                self._not_none.extend(facts)
 
     def _if_chain(self, c: Ctx, branches, bodies: list, emit_body) -> None:
         """if/elif/else over (cond, _) branches; bodies[i] (one more for the else: None or

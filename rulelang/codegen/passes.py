@@ -61,8 +61,9 @@ class OptionPlan:
     # every value of fixed domains, no `when`: the pairs are built once (their count)
     table_size: int | None
     # `when` conjuncts by loop level (-1: before every loop): (test, break out of the loop
-    # when false, {slot: first value} substituted for a test repeated one level out)
-    placed: dict[int, list[tuple[object, bool, dict]]]
+    # when false, {slot: first value} substituted for a test repeated one level out, {slot of
+    # an expanded def's parameter: the option-scope expression it stands for})
+    placed: dict[int, list[tuple[object, bool, dict, dict]]]
     small_domain: int | None  # one enum/bool/player parameter: a table of its pairs
 
 
@@ -103,12 +104,22 @@ class Plan:
     keyed_defs: dict[str, KeyedDef] = field(default_factory=dict)
     # set expressions walked by peeling off the lowest member (plan_peel_sets): id(node)
     peel: set[int] = field(default_factory=set)
+    # local slots that only ever hold values of a constant int range: slot -> the largest
+    # absolute value (plan_int_ranges)
+    slot_max: dict[str, int] = field(default_factory=dict)
+    # path_cost calls whose graph, start set and allowed set cannot fault nor be none
+    # (plan_path_rows): id(node)
+    path_rows: set[int] = field(default_factory=set)
 
 
 def plan_inlining(an, plan: Plan) -> None:
-    """Defs whose body is one expression, or lets, ifs and returns with one way to fall through,
-    of at most INLINE_NODES nodes, are expanded where statements call them. Safe: a def changes
-    no state, and its arguments are evaluated first, in order, as in a call."""
+    """Defs whose body is one expression, or lets, ifs, returns and fails with one way to fall
+    through, of at most INLINE_NODES nodes, are expanded where statements call them (a fail
+    raises the same fault, at the same .rules location, where the def is expanded). The
+    expanded body's parts that read only parameters bound to plain names, and what does not
+    change in the loops around, are computed outside those loops (ExprPrinter.try_hoist).
+    Safe: a def changes no state, and its arguments are evaluated first, in order, as in a
+    call; what is hoisted cannot fault."""
     for d in an.p.defs.values():
         if an.def_size(d) <= INLINE_NODES and (
                 not isinstance(d.body, ast.Block) or _structured(d.body.stmts)):
@@ -165,7 +176,22 @@ def plan_options(an, plan: Plan) -> None:
     nor can the domains of the loops it moves out of (so the first fault reported is the
     interpreter's). Such a conjunct ends its loop (`break`) when it can only stay false for the
     later values of that loop's variable; if it is also false at the first value of its own
-    loop, it is tested once more one loop further out."""
+    loop, it is tested once more one loop further out.
+
+    The conjuncts are those of the `when` with every call of a bool def whose body is one
+    expression, and whose arguments are distinct plain names or literals, replaced by the
+    conjuncts of that body (recursively; _when_conjuncts), each tested where what it reads
+    puts it: `build(m in S, k in 0..2, parts: bool) when can_build(p, m, k, parts)` tests the
+    parts of can_build that read only m once per m, not once per (m, k, parts). Safe: `f(x)
+    and` ... evaluates f's body's conjuncts left to right with short circuit, exactly as the
+    expanded chain does, and a plain argument is evaluated without a fault or a change.
+
+    A conjunct that the domain of one of the option's parameters already guarantees is
+    dropped (_domain_facts): `m: Model in build_spaces(p)` with `build_spaces(p) = {m for m in
+    Model if buildable(p, m) and rd[p] >= rd_cost(m)}` makes a later `rd[p] >= rd_cost(m)` (or
+    a def whose body says it) true for every listed m. Safe: the set (or list) comprehension
+    evaluated that very expression, on the same state and the same values of what it reads,
+    and found it true without a fault, so evaluating it again gives true and cannot fault."""
     for pc in an.low.pauses:
         ins = an.low.code[pc]
         if isinstance(ins, ChooseAt):
@@ -174,6 +200,120 @@ def plan_options(an, plan: Plan) -> None:
     flat = [opt for sd in an.p.standing for opt in sd.options]
     for j, opt in enumerate(flat):
         plan.options[("standing", -1 - j)] = _plan_option(an, opt)
+
+
+def _expandable(an, e, rename: dict) -> tuple | None:
+    """(def, {def parameter slot: argument}) when e is a call of a bool def with an expression
+    body whose arguments are plain names (a local, a state variable, a constant) or literals,
+    of the parameters' very types, never none, distinct; arguments that are parameters of an
+    enclosing expanded def stand for what those stand for (rename)."""
+    if not isinstance(e, ast.Call) or an.p.refs.get(e, ("",))[0] != "def":
+        return None
+    d = an.p.defs[an.p.refs[e][1]]
+    if isinstance(d.body, ast.Block) or an.p.def_ret[d.name].kind != "bool":
+        return None
+    inner: dict = {}
+    seen: set = set()
+    for arg, f in zip(e.args, d.params):
+        want = an.p.slot_types[an.p.slots[f]]
+        if not isinstance(arg, ast.Name | ast.IntLit | ast.BoolLit) or not an._ok(arg) \
+                or an.may_exceed(arg) or want.kind in ("opt", "none", "any") \
+                or T.strip(an.t(arg)) != T.strip(want):
+            return None
+        ref = an.p.refs.get(arg) if isinstance(arg, ast.Name) else None
+        if ref is not None and ref[0] == "local" and ref[1] in rename:
+            arg = rename[ref[1]]
+        key = _canon(an, arg, {})
+        if key in seen:
+            return None
+        seen.add(key)
+        inner[an.p.slots[f]] = arg
+    return d, inner
+
+
+def _when_conjuncts(an, e, rename: dict | None = None) -> list[tuple[object, dict]]:
+    """The conjuncts of e as (expression, {def parameter slot: what it stands for}), calls of
+    defs expanded (_expandable; plan_options)."""
+    rename = rename or {}
+    out = []
+    for a in _conjuncts(e):
+        exp = _expandable(an, a, rename)
+        if exp is None:
+            out.append((a, rename))
+        else:
+            out.extend(_when_conjuncts(an, exp[0].body, exp[1]))
+    return out
+
+
+def _canon(an, e, rename: dict):
+    """A structural key of an expression: equal keys, same value on the same state (names by
+    what they refer to, a def parameter by what it stands for in rename: a node, or the slot
+    of an option parameter)."""
+    if isinstance(e, str):
+        return ("name", ("local", e))
+    if isinstance(e, ast.Name):
+        ref = an.p.refs.get(e)
+        if ref is not None and ref[0] == "local" and ref[1] in rename:
+            return _canon(an, rename[ref[1]], {})
+        return ("name", ref)
+    if isinstance(e, tuple | list):
+        return tuple(_canon(an, x, rename) for x in e)
+    if not hasattr(e, "__dataclass_fields__"):
+        return e
+    ref = an.p.refs.get(e) if isinstance(e, ast.Call | ast.Attr) else None
+    return (type(e).__name__, ref, *(_canon(an, getattr(e, f), rename)
+                                    for f in e.__dataclass_fields__ if f != "span"))
+
+
+def _free_in(an, a, rename: dict) -> set:
+    """The option-scope local slots a (possibly expanded) conjunct reads."""
+    out = set()
+    for s in an.free(a):
+        if s in rename:
+            node = rename[s]
+            out |= set(an.free(node)) if not isinstance(node, str) else {node}
+        else:
+            out.add(s)
+    return out
+
+
+def _inner_slot(an, prm: ast.OParam, rename: dict) -> str:
+    """The slot an option parameter is read through in an expanded conjunct."""
+    slot = an.p.slots[prm]
+    for s, node in rename.items():
+        if isinstance(node, ast.Name) and an.p.refs.get(node) == ("local", slot):
+            return s
+    return slot
+
+
+def _domain_facts(an, opt: ast.Option) -> set:
+    """Keys (_canon) of the conjuncts that a parameter's domain guarantees: the filter of a
+    comprehension `{x for x in E if C}` (or a list one) whose element is its variable, given
+    directly or as the body of a def called with plain arguments (plan_options)."""
+    facts = set()
+    for prm in opt.params:
+        dom, rename = prm.domain, {}
+        if isinstance(dom, ast.Call) and an.p.refs.get(dom, ("",))[0] == "def":
+            d = an.p.defs[an.p.refs[dom][1]]
+            if isinstance(d.body, ast.Block):
+                continue
+            for arg, f in zip(dom.args, d.params):
+                want = an.p.slot_types[an.p.slots[f]]
+                if not isinstance(arg, ast.Name | ast.IntLit | ast.BoolLit) or not an._ok(arg) \
+                        or want.kind in ("opt", "none", "any") \
+                        or T.strip(an.t(arg)) != T.strip(want):
+                    break
+                rename[an.p.slots[f]] = arg
+            else:
+                dom = d.body
+        if not (isinstance(dom, ast.Comp) and dom.kind in ("set", "list")
+                and dom.cond is not None and isinstance(dom.elem, ast.Name)
+                and an.p.refs.get(dom.elem) == ("local", an.p.slots[dom])):
+            continue
+        rename = {**rename, an.p.slots[dom]: an.p.slots[prm]}
+        for a, rn in _when_conjuncts(an, dom.cond, rename):
+            facts.add(_canon(an, a, rn))
+    return facts
 
 
 def _plan_option(an, opt: ast.Option) -> OptionPlan:
@@ -201,21 +341,29 @@ def _plan_option(an, opt: ast.Option) -> OptionPlan:
     size = an.fixed_size(opt) if opt.when is None else None
     placed: dict[int, list] = {lv: [] for lv in range(-1, m)}
     prefix = True
-    for a in (_conjuncts(opt.when) if opt.when is not None else []):
-        prefix = prefix and an.safe(a)
+    conj = _when_conjuncts(an, opt.when) if opt.when is not None else []
+    facts = _domain_facts(an, opt) if conj else set()
+    for a, rn in conj:
+        if facts and _canon(an, a, rn) in facts:
+            continue  # the domain guarantees it
+        bounds = {slot: an.int_bound(node, {}) for slot, node in rn.items()
+                  if T.strip(an.t(node)).kind == "int"}
+        prefix = prefix and an.safe_with(a, bounds)
         if not prefix:
-            placed[m - 1].append((a, False, {}))
+            placed[m - 1].append((a, False, {}, rn))
             continue
-        dep = max([-1] + [levels[s] for s in an.free(a) if s in levels])
+        free = _free_in(an, a, rn)
+        dep = max([-1] + [levels[s] for s in free if s in levels])
         level = max(dep, unsafe)
-        brk = level >= 0 and (dep < level or an.falls(a, opt.params[level], domains[level]))
+        brk = level >= 0 and (dep < level or an.falls_slot(
+            a, _inner_slot(an, opt.params[level], rn), domains[level]))
         if brk and level >= 1 and dep == level and unsafe < level \
                 and domains[level].first is not None and (
-                an.falls(a, opt.params[level - 1], domains[level - 1])
-                or an.p.slots[opt.params[level - 1]] not in an.free(a)):
-            first = {an.p.slots[opt.params[level]]: domains[level].first}
-            placed[level - 1].append((a, True, first))
-        placed[level].append((a, brk, {}))
+                an.falls_slot(a, _inner_slot(an, opt.params[level - 1], rn), domains[level - 1])
+                or an.p.slots[opt.params[level - 1]] not in free):
+            first = {_inner_slot(an, opt.params[level], rn): domains[level].first}
+            placed[level - 1].append((a, True, first, rn))
+        placed[level].append((a, brk, {}, rn))
     return OptionPlan(domains, unsafe, size, placed, an.small_domain(opt))
 
 
@@ -581,9 +729,58 @@ def plan_peel_sets(an, plan: Plan) -> None:
         plan.peel.add(id(it))
 
 
-PASSES = (plan_inlining, plan_dense_tables, plan_phase_sets, plan_options, plan_reused_any,
-          plan_mask_patterns, plan_flow, plan_resume_in_apply, plan_shared_any, plan_cached_defs,
-          plan_keyed_defs, plan_peel_sets)
+def plan_int_ranges(an, plan: Plan) -> None:
+    """Ranges of int locals, so that a value checked against the int limit (consts.Growth)
+    whose operands' ranges prove it fits is not checked (Analysis.int_bound,
+    ExprPrinter.kept): a variable bound by a loop over a range with constant bounds (an
+    action parameter `k: int in 0..2`, a `for`, an aggregate or a comprehension over `a..b`)
+    and never assigned holds only values of that range. A def parameter is bounded by its
+    argument where the def is expanded in place (inlined, or its `when` parts spread over an
+    option's loops), and an enum field or a table value by its largest constant. Build's
+    `k * m.cost + (if parts then parts_cost else 0)` with k in 0..2 needs no check. Runs first,
+    so that what the other passes ask of the analysis (which code cannot fault) knows it.
+    Safe: a check that can never fail is left out; the interpreter's check of the same value
+    passes, and nothing else changes. State ints are not bounded (any value within the limit
+    can be stored), nor are locals that an assignment may change."""
+    assigned = {an.p.refs[n.target][1] for n in _all_nodes(an.p.module.decls)
+                if isinstance(n, ast.Assign | ast.AugAssign)
+                and an.p.refs.get(n.target, ("",))[0] == "local"}
+    for node in _all_nodes(an.p.module.decls):
+        if isinstance(node, ast.OParam):
+            it = node.domain
+        elif isinstance(node, ast.For | ast.Agg | ast.Comp | ast.Sort):
+            it = node.iter
+        else:
+            continue
+        bounds = an.const_bounds(it) if isinstance(it, ast.Range) else None
+        slot = an.p.slots.get(node)
+        if bounds is None or slot is None or slot in assigned:
+            continue
+        lo, hi, _step = bounds
+        if lo <= hi:
+            plan.slot_max[slot] = max(abs(lo), abs(hi))
+
+
+def plan_path_rows(an, plan: Plan) -> None:
+    """path_cost(G, S, t, A) whose G, S and A cannot fault and are never none: where it is
+    printed in a loop (a legal-action function's, or an inlined def's body there) in which G,
+    S and A do not change, the distances from S (runtime.path_row: the dict path_cost itself
+    reads, from the same cache) are fetched once, at the outermost loop level where all
+    three are bound, and each target reads its entry (ExprPrinter._path_row). Power Grid's
+    build(c in in_play) when ... house_cost(p, c) <= cash[p]: one fetch per listing instead
+    of a path_cost call per city. Safe: path_row and path_cost give the same distances;
+    fetching them cannot fault (the arguments cannot) nor change anything, so doing it
+    early, or when no target is asked, is not seen; the target is none-checked where the
+    call was."""
+    for node in _all_nodes(an.p.module.decls):
+        if isinstance(node, ast.Call) and an.p.refs.get(node) == ("builtin", "path_cost") \
+                and all(an._ok(a) for i, a in enumerate(node.args) if i != 2):
+            plan.path_rows.add(id(node))
+
+
+PASSES = (plan_int_ranges, plan_inlining, plan_dense_tables, plan_phase_sets, plan_options,
+          plan_reused_any, plan_mask_patterns, plan_flow, plan_resume_in_apply, plan_shared_any,
+          plan_cached_defs, plan_keyed_defs, plan_peel_sets, plan_path_rows)
 
 
 def run_passes(an, plan: Plan) -> Plan:

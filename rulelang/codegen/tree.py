@@ -97,11 +97,11 @@ def _has_return(stmts) -> bool:
 
 
 def _returns(stmts) -> bool:
-    """Whether a statement list returns on every path."""
+    """Whether a statement list returns (or fails) on every path: it never falls through."""
     if not stmts:
         return False
     last = stmts[-1]
-    if isinstance(last, ast.Return):
+    if isinstance(last, ast.Return | ast.Fail):
         return True
     if isinstance(last, ast.If) and last.orelse is not None:
         return all(_returns(b.stmts) for _c, b in last.branches) and _returns(last.orelse.stmts)
@@ -109,10 +109,10 @@ def _returns(stmts) -> bool:
 
 
 def _structured(stmts) -> bool:
-    """A def body that can be inlined: lets, ifs and returns only, where after an `if` with a
-    return in it at most one branch (the missing `else` included) continues."""
+    """A def body that can be inlined: lets, ifs, returns and fails only, where after an `if`
+    with a return in it at most one branch (the missing `else` included) continues."""
     for s in stmts:
-        if isinstance(s, ast.Let | ast.Return):
+        if isinstance(s, ast.Let | ast.Return | ast.Fail):
             continue
         if not isinstance(s, ast.If):
             return False

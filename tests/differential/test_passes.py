@@ -19,6 +19,8 @@ PASSES = os.path.join(ROOT, "tests", "fixtures", "passes.rules")
 PEEL = os.path.join(ROOT, "tests", "fixtures", "peel.rules")
 KEYED = os.path.join(ROOT, "tests", "fixtures", "keyed.rules")
 NONE_FACTS = os.path.join(ROOT, "tests", "fixtures", "nonefacts.rules")
+PUSHDOWN = os.path.join(ROOT, "tests", "fixtures", "pushdown.rules")
+PATH_ROWS = os.path.join(ROOT, "tests", "fixtures", "pathrows.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]:
@@ -180,3 +182,88 @@ def test_none_facts_are_used():
     assert "s.v_count[s.v_pick] -= 2" in src  # the first statement of `if pick != none ...`
     assert "(_v_count[not_none(_v_pick, AT_33_57)] > 5)" in src  # risk's: the check stays
     assert "s.v_count[not_none(s.v_pick, AT_24_15)] += 1" in src  # drop's body: not known
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_pushdown_in_lockstep(players):
+    ends = {}
+    for seed in range(60):
+        _steps, where = _play(players, seed, PUSHDOWN)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at reach's worth(7) (in the domain's filter: the copy of reach in
+    # can_take is dropped), at the last part of can_take (tested after the parts moved out of
+    # the inner loops), or at the check of price's value in grow (k there is `grown`)
+    assert ends.get(None, 0) > 0
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == {"pushdown.rules:25:41", "pushdown.rules:32:36", "pushdown.rules:53:20"}
+
+
+def test_pushdown_is_used():
+    """can_take's parts go where what they read is bound (c.v != 4 once per card, after
+    cheap, which the range of k makes safe), open_for and reach (the domain's filter) are not
+    tested again, and price's value is checked in grow only."""
+    src = compile_program(rulelang.check_file(PUSHDOWN))
+    legal = src[src.index("def legal_take(s):"):src.index("def text_take(")]
+    lines = [line.strip() for line in legal.splitlines()]
+    card = lines.index("for v_c in SMALL_BITS[_t1]:")
+    assert lines[card + 1:card + 4] == ["if (FIELD_Card_v[v_c] == 4):", "continue",
+                                        "for v_k in range(0, 3, 1):"]
+    assert legal.count("_v_closed") == 2  # the domain's filter only
+    assert legal.count("AT_25_41") == 1
+    assert "bounded(" not in legal
+    assert "(_v_cash[_l_p] * 100000) >= _t" in legal
+    take = src[src.index("def step_take_then_take(s):"):src.index("def step_take_then_skip(")]
+    grow = src[src.index("def step_grow_then_grow(s):"):src.index("def step_grow_then_rest(")]
+    assert "s.l_paid = (((s.l_k * FIELD_Card_v[s.l_c]) * 100000) + (3 if s.l_extra else 0))" \
+        in take and "s.l_paid <=" not in take
+    assert "if not LIMIT_INT_MIN <= s.l_gain <= LIMIT_INT:" in grow
+
+
+def test_pushdown_on_automobile():
+    """Automobile's build(m in build_spaces(p), k: int in 0..2, parts: bool) when
+    can_build(p, m, k, parts): the parts of can_build reading m only are tested once per m,
+    the R&D reach (build_spaces' filter) is not tested again, and build_cost's value needs no
+    check (k in 0..2)."""
+    src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "automobile.rules")))
+    legal = src[src.index("def legal_build(s):"):src.index("def text_build(")]
+    build = legal[legal.index("for v_action_turn__k in"):legal.index("out.append((0,")]
+    assert "bounded(" not in build and "_v_frontier" not in build and "_v_closed" not in build
+    assert "if ((_v_factories[v_action_turn__m] + v_action_turn__k) > 3):" in build
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_path_rows_in_lockstep(players):
+    ends = {}
+    for seed in range(60):
+        _steps, where = _play(players, seed, PATH_ROWS)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at link's fail (F cut off once E is shut), raised by the legal
+    # listing into which link is expanded
+    assert ends.get(None, 0) > 10
+    assert {os.path.basename(w) for w in ends if w is not None} == {"pathrows.rules:26:5"}
+
+
+def test_path_rows_are_used():
+    """link (a def with a fail) is expanded into claim's listing; its test of held[p] and the
+    distances from held[p] are worked out once per listing (plan_path_rows), each city reads
+    its entry."""
+    src = compile_program(rulelang.check_file(PATH_ROWS))
+    legal = src[src.index("def legal_claim(s):"):src.index("def text_claim(")]
+    lines = [line.strip() for line in legal.splitlines()]
+    loop = lines.index("for v_c in SMALL_BITS[_v_open]:")
+    assert "_t3 = (_v_held[_l_p].bit_count() == 0)" in lines[:loop]
+    assert "_t4 = path_row(GRAPH_Roads, _v_held[_l_p], _v_open)" in lines[:loop]
+    assert "v_link__cost = _t4.get(v_c)" in lines[loop:]
+    assert "raise RulesRuntimeError('no road to the city', AT_26_5)" in lines[loop:]
+    assert "def_link(" not in legal and "path_cost(" not in legal
+    # after `if cost == none { fail ... }`, cost is not none: no check where it is returned
+    assert "not_none(v_link__cost" not in src and "_t2 = v_link__cost" in lines[loop:]
+
+
+def test_path_rows_on_power_grid():
+    """Power Grid's build(c in in_play) when can_build(p, c) and house_cost(p, c) <= cash[p]:
+    house_cost and connection are expanded, the distances from network[p] fetched once."""
+    src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "powergrid.rules")))
+    legal = src[src.index("def legal_build(s):"):src.index("def text_build(")]
+    assert legal.count("path_row(") == 1 and "path_cost(" not in legal
+    assert "def_house_cost(" not in legal and "def_connection(" not in legal
