@@ -34,6 +34,7 @@ class Constants:
 
     def __init__(self, program: Program) -> None:
         self.program = program
+        self.int_max = program.limits.int_max  # worked out once (a power of ten)
         # loc(node.span) per node, made on first use: most evaluations pass a location to a
         # check that passes, so formatting it each time would be wasted.
         self.locs = _Locations()
@@ -341,7 +342,7 @@ class ExprEvaluator:
         self.k = constants
         self.p = constants.program
         self.limits = self.p.limits
-        self.int_max = self.limits.int_max
+        self.int_max = constants.int_max
         self.fns = constants.fns if fns is None else fns
         self.vars: dict = _NoState()
 

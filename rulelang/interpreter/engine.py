@@ -22,16 +22,17 @@ limit:
   loops they contain stop at `break` (a value the statement's function gives, as `return`
   gives the def's value) and count their rounds against max_loop_steps as the language says.
 - Memo tables for defs and `when` tests. A def's value is remembered per argument tuple; a
-  `when` test that calls a def or has an aggregate outside its prefix parts (below) is
-  remembered per values of the locals it reads from outside (option parameters and flow
-  locals: Reads.locals_of), unless it is one def call (the def's own table then does it). Each table belongs to one State and is dropped by
-  State.write, the only place where state variables change, for exactly the variables it reads
-  (Reads.of_def / of_expr: found statically from the checker's name references, through the
-  defs it calls). Defs cannot change state (the checker's E016), so
-  nothing else can make a value stale. A value that faults is not remembered: the same fault
-  comes again at the same place. A clone starts with empty tables, a fault that undoes an apply
-  empties them (entries made after a write would describe the undone state), set_vars writes
-  through State.write. VERIFY_MEMO checks every hit against a fresh evaluation (tests).
+  `when` test that calls a def or has an aggregate is remembered per values of the locals it
+  reads from outside (option parameters and flow locals: Reads.locals_of), unless it is one
+  def call (the def's own table then does it).
+  Each table belongs to one State and is dropped by State.write, the only place where state
+  variables change, for exactly the variables it reads (Reads.of_def / of_expr: found
+  statically from the checker's name references, through the defs it calls). Defs cannot
+  change state (the checker's E016), so nothing else can make a value stale. A value that
+  faults is not remembered: the same fault comes again at the same place. A clone starts with
+  empty tables, a fault that undoes an apply empties them (entries made after a write would
+  describe the undone state), set_vars writes through State.write. VERIFY_MEMO checks every
+  hit against a fresh evaluation (tests).
 - One candidate list per decision (_Choices), made on first use by whichever protocol call comes
   first (legal_actions, num_choices, apply, apply_index, observation, end_action_index) and
   shared until the state changes. Candidates are runs of parameter-value tuples per option (a
@@ -665,7 +666,9 @@ class _Evaluator(ExprEvaluator):
 
     def _run_def(self, d: ast.DefDecl, args):
         slots, body, block, where = self.g._def_parts.get(d) or self.g.def_parts(d)
-        local = dict(zip(slots, args))
+        n = len(slots)  # the parameters bound (a dict display is cheaper than dict(zip()))
+        local = {slots[0]: args[0]} if n == 1 else {slots[0]: args[0], slots[1]: args[1]} \
+            if n == 2 else dict(zip(slots, args))
         if block:
             r = body(self, local)  # (value, the return statement)
             if r is None or r is _BREAK:  # pragma: no cover
@@ -694,16 +697,16 @@ class _Evaluator(ExprEvaluator):
 
     def when_fn(self, e):
         """The function f(ev, env) of an option's `when` test e, made once: remembered per
-        values of the outside locals it reads if, outside its prefix parts (remembered on
-        their own), it calls a def or has an aggregate (a plain test is cheaper to redo than
-        to look up; its function is e's own, whose value the caller takes as true or
-        false)."""
+        values of the outside locals it reads if it calls a def or has an aggregate (a plain
+        test is cheaper to redo than to look up; its function is e's own, whose value the
+        caller takes as true or false). Also when those are in its prefix parts: the table
+        outlives the decision (until a write to what it reads), the prefix parts do not."""
         key = ("when", e)
         f = self.fns.get(key)
         if f is not None:
             return f
         test = self.fn(e)
-        slots = self.g.reads.locals_of(e) if self._costly(e) else None
+        slots = self.g.reads.locals_of(e) if self.g.reads.costly(e) else None
         if isinstance(e, ast.Call) and self.p.refs[e][0] == "def":
             slots = None  # one def call: remembered in the def's own table, per argument
         if slots is None:
@@ -727,20 +730,6 @@ class _Evaluator(ExprEvaluator):
                 return v
         self.fns[key] = f
         return f
-
-    def _costly(self, e) -> bool:
-        """Whether e calls a def or has an aggregate, comprehension or sort outside its prefix
-        parts (prefix_fn)."""
-        todo = [e]
-        while todo:
-            x = todo.pop()
-            if getattr(self.fns.get(x), "__name__", "") in ("steady", "prefix"):
-                continue
-            if isinstance(x, ast.Agg | ast.Comp | ast.Sort) \
-                    or self.p.refs.get(x, ("",))[0] == "def":
-                return True
-            todo += self.g.reads.children(x)
-        return False
 
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
         self.known = [{} for _ in range(self.g.max_params + 1)]

@@ -6,6 +6,7 @@ references, so a construct that reads state the way a name does is covered witho
 
 from __future__ import annotations
 
+from rulelang import ast
 from rulelang.errors import Span
 from rulelang.program import Program
 
@@ -31,6 +32,7 @@ class Reads:
         self._direct: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._defs: dict[str, frozenset[str]] = {}
         self._locals: dict[object, tuple[str, ...]] = {}
+        self._costly: dict[object, bool] = {}
 
     def _scan(self, x) -> tuple[frozenset[str], frozenset[str]]:
         """(state variables named, defs called) anywhere under x."""
@@ -95,6 +97,15 @@ class Reads:
         for f in x.__dataclass_fields__:
             if f != "span":
                 _direct(getattr(x, f), out)
+        return out
+
+    def costly(self, e) -> bool:
+        """Whether e calls a def or has an aggregate, comprehension or sort."""
+        out = self._costly.get(e)
+        if out is None:
+            out = self._costly[e] = any(
+                isinstance(n, ast.Agg | ast.Comp | ast.Sort)
+                or self.p.refs.get(n, ("",))[0] == "def" for n in nodes(e))
         return out
 
 
