@@ -546,3 +546,35 @@ def test_the_workbench_commands_take_the_limit_too(tmp_path):
         res = runner.invoke(cli, [*args, "-L", "max_loop_steps=2"])
         assert res.exit_code == X.FAULT, (args, res.output)
         assert loop_message(2) in res.output and "Traceback" not in res.output
+
+
+OPTIONAL_LISTS = """game OptionalLists
+players 2..2
+enum Spot { S1, S2 }
+state { cs: list<Spot>?[Spot] = none
+        n: int = 0 }
+flow {
+  choose players[0] {
+    fill() { cs[S1] = [S2] }
+  }
+  choose players[0] {
+    grow() { cs[S1] = cs[S1] + [S1] }
+  }
+}
+score p => n
+"""
+
+
+def test_a_state_array_of_lists_that_may_be_none_is_cloned(backend):
+    """An array whose entries are lists or none (`list<Spot>?[Spot]`): new_game, clone and a
+    write after the clone (the compiled engine once copied each entry as a list, and failed
+    on none at new_game)."""
+    s = rulelang.load_text(OPTIONAL_LISTS, "optional_lists.rules",
+                           backend=backend).new_game(2)
+    assert s.get_var("cs") == {"S1": None, "S2": None}
+    s.apply("fill()")
+    c = s.clone()
+    assert c.digest() == s.digest()
+    c.apply("grow()")
+    assert c.get_var("cs") == {"S1": ["S2", "S1"], "S2": None}
+    assert s.get_var("cs") == {"S1": ["S2"], "S2": None}

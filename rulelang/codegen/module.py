@@ -105,9 +105,10 @@ def _copy_code(t: T.Type, src: str) -> str:
     elem = T.strip(t.elem)
     if elem.kind not in ("list", "array"):
         return f"{src}[:]"
-    if T.strip(elem.elem).kind not in ("list", "array"):
+    if t.elem.kind not in ("opt", "any", "none") and T.strip(elem.elem).kind not in (
+            "list", "array"):
         return f"[x[:] for x in {src}]"
-    return f"deep_copy({src})"
+    return f"deep_copy({src})"  # lists of lists, or of lists that may be none
 
 
 def compile_program(program: Program, consts: Constants | None = None) -> str:
