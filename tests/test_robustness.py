@@ -272,13 +272,7 @@ def test_play_interrupted_by_ctrl_c(rules, tmp_path):
         seen += chunk
     assert b"P0> " in seen, seen
     proc.send_signal(signal.SIGINT)
-    # stdin stays open until the game has ended: communicate() would close it at once, and a
-    # loaded machine could let the player read that end of input before the signal is handled
-    proc.wait(timeout=120)
-    err = proc.stderr.read()
-    proc.stdin.close()
-    proc.stdout.close()
-    proc.stderr.close()
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode == X.INTERRUPTED, err
     assert b"interrupted" in err and b"Traceback" not in err
     assert json.loads(out.read_text())["actions"][0].startswith("die(")
