@@ -466,24 +466,21 @@ def grown_distances(adj, sources, allowed):
     return path_distances(adj, sources, allowed)
 
 
-def path_extend(adj, dist, source, allowed=None):
-    """The distances `dist` (from some start set, inside `allowed`) with `source` added to the
-    start set: a search from `source` that goes on only through nodes it brings nearer. (A
-    node the new start brings nearer is reached through nodes it also brings nearer, so
-    nothing else can change.) A new dict: kept distances are never changed."""
+def _node_mask(allowed):
+    """The bit mask of the nodes `allowed` (a collection, a mask, or None: every node)."""
     if allowed is None:
-        inside = -1
-    elif type(allowed) is int:
-        inside = allowed
-    else:
-        inside = 0
-        for v in allowed:
-            inside |= 1 << v
-    dist = dict(dist)
-    if not inside >> source & 1 or dist.get(source) == 0:
-        return dist
-    dist[source] = 0
-    heap = [(0, source)]
+        return -1
+    if type(allowed) is int:
+        return allowed
+    inside = 0
+    for v in allowed:
+        inside |= 1 << v
+    return inside
+
+
+def _relax(adj, dist, heap, inside):
+    """Dijkstra's search from the entries of `heap`, through nodes in the mask `inside`,
+    lowering `dist` (changed in place and returned)."""
     while heap:
         d, u = heapq.heappop(heap)
         if d > dist[u]:
@@ -497,19 +494,26 @@ def path_extend(adj, dist, source, allowed=None):
     return dist
 
 
+def path_extend(adj, dist, source, allowed=None):
+    """The distances `dist` (from some start set, inside `allowed`) with `source` added to the
+    start set: a search from `source` that goes on only through nodes it brings nearer. (A
+    node the new start brings nearer is reached through nodes it also brings nearer, so
+    nothing else can change.) A new dict: kept distances are never changed."""
+    inside = _node_mask(allowed)
+    dist = dict(dist)
+    if not inside >> source & 1 or dist.get(source) == 0:
+        return dist
+    dist[source] = 0
+    heap = [(0, source)]
+    return _relax(adj, dist, heap, inside)
+
+
 def path_distances(adj, sources, allowed=None):
     """{node: cheapest total edge cost from any of `sources`} over the nodes reachable inside
     `allowed` (None: all). `sources` and `allowed` are each a collection of node indices or a
     bit mask of them. Integer costs and Dijkstra's algorithm: the distances do not depend on
     tie order."""
-    if allowed is None:
-        inside = -1  # every node
-    elif type(allowed) is int:
-        inside = allowed
-    else:
-        inside = 0
-        for v in allowed:
-            inside |= 1 << v
+    inside = _node_mask(allowed)
     if type(sources) is int:
         mask, sources = sources, []
         while mask:
@@ -523,17 +527,7 @@ def path_distances(adj, sources, allowed=None):
             dist[s] = 0
             heap.append((0, s))
     heapq.heapify(heap)
-    while heap:
-        d, u = heapq.heappop(heap)
-        if d > dist[u]:
-            continue  # u was reached more cheaply since this entry was pushed
-        for v, w in adj[u]:
-            if inside >> v & 1:
-                nd = d + w
-                if nd < dist.get(v, nd + 1):
-                    dist[v] = nd
-                    heapq.heappush(heap, (nd, v))
-    return dist
+    return _relax(adj, dist, heap, inside)
 
 
 def seats_from(p, n):
