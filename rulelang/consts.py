@@ -18,6 +18,11 @@ checked: a value that is only compared cannot escape.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Mapping
+from functools import partial
+from types import MappingProxyType
+
 from rulelang import ast, runtime
 from rulelang import types as T
 from rulelang.errors import RulesRuntimeError, Span
@@ -353,7 +358,12 @@ class ExprEvaluator:
     def num_players(self, e) -> int:
         raise RulesRuntimeError("the number of players is not known here", loc(e.span))
 
+    # The defs' memo tables (def -> {argument tuple: value}) whose values a def call takes in
+    # place (fn_Call); the interpreter gives its state's. None here: every call is call_def's.
+    memo: Mapping = MappingProxyType({})
+
     def call_def(self, d: ast.DefDecl, args: tuple):
+        """Def d's value for args (called when ev.memo has none for them)."""
         raise RulesRuntimeError(f"def '{d.name}' cannot be called here", loc(d.span))
 
     def stops_early(self, e: ast.Agg) -> bool:
@@ -408,8 +418,11 @@ class ExprEvaluator:
         return self.k.locs[e]
 
     def nn_fn(self, e):
-        """e's function, checked not to give none."""
+        """e's function, checked not to give none: e's own when its node never gives none,
+        whatever its operands (never_none: the check could not fail)."""
         f, where = self.fn(e), self.at(e)
+        if never_none(self.p, e):
+            return f
 
         def nn(ev, env):
             v = f(ev, env)
@@ -518,30 +531,37 @@ class ExprEvaluator:
             left = self.nn_fn(e.left) if is_set else self.fn(e.left)
             right = self.nn_fn(e.right)
             return lambda ev, env: run(left(ev, env), right(ev, env), None)
+        # the operator on two values as one call (no Python frame of its own when the table
+        # gives its `pure` form; else run with the node's location bound)
+        where = self.at(e)
+        two = op.pure or partial(run, where=where)
         if op.kind == "equal":
             left, right = self.fn(e.left), self.fn(e.right)
             ls, rs = self.local_slot(e.left), self.local_slot(e.right)  # read in place
             c = self.known_value(e.right)
             if c is not _ABSENT:  # a value known now: held, not evaluated again
-                return lambda ev, env: run(env[ls] if ls is not None else left(ev, env), c,
-                                           None)
-            return lambda ev, env: run(env[ls] if ls is not None else left(ev, env),
-                                       env[rs] if rs is not None else right(ev, env), None)
+                return lambda ev, env: two(env[ls] if ls is not None else left(ev, env), c)
+            return lambda ev, env: two(env[ls] if ls is not None else left(ev, env),
+                                       env[rs] if rs is not None else right(ev, env))
         left, right = self.fn(e.left), self.fn(e.right)
-        at_left, at_right, where = self.at(e.left), self.at(e.right), self.at(e)
+        at_left, at_right = self.at(e.left), self.at(e.right)
         fault_none = runtime.fault_none
         # an operand that names a local is read in place (ls / rs: its slot, else None)
         ls, rs = self.local_slot(e.left), self.local_slot(e.right)
         c = self.known_value(e.right)
-        if e.op != "+" and c is not None and c is not _ABSENT:
+        # `+` on ints is the table's run on ints: a + b (on lists it is runtime.concat)
+        ints = e.op == "+" and T.strip(self.p.types[e]).kind == "int"
+        if ints:
+            two = operator.add
+        if (e.op != "+" or ints) and c is not None and c is not _ABSENT:
             # the right operand is a value known now (not none): held, not evaluated again
             def binop_c(ev, env):
                 a = env[ls] if ls is not None else left(ev, env)
                 if a is None:
                     fault_none(at_left)
-                return run(a, c, where)
+                return two(a, c)
             return binop_c
-        if e.op != "+":
+        if e.op != "+" or ints:
             def binop(ev, env):
                 a = env[ls] if ls is not None else left(ev, env)
                 if a is None:
@@ -549,7 +569,7 @@ class ExprEvaluator:
                 b = env[rs] if rs is not None else right(ev, env)
                 if b is None:
                     fault_none(at_right)
-                return run(a, b, where)
+                return two(a, b)
             return binop
         concat, size = runtime.concat, self.limits.max_collection
 
@@ -665,8 +685,17 @@ class ExprEvaluator:
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
             wants = [self.p.slot_types[self.p.slots[f]] for f in d.params]
+            # A value the def's memo table holds for the arguments (ev.memo, see call_def) is
+            # taken in place; else call_def finds it (and fills the table).
             if not e.args:
-                return lambda ev, env: ev.call_def(d, ())
+                def call0(ev, env):
+                    table = ev.memo.get(d)
+                    if table is not None:
+                        v = table.get((), _ABSENT)
+                        if v is not _ABSENT:
+                            return v
+                    return ev.call_def(d, ())
+                return call0
             # conv_fn and kept_fn written out (a hot path): per argument its function, where a
             # none is a fault (None if the parameter allows none), and where an int over the
             # limit is (None if the argument cannot have grown).
@@ -687,7 +716,13 @@ class ExprEvaluator:
                         elif g is not None:
                             bounded(v, top, g)
                         args.append(v)
-                    return ev.call_def(d, tuple(args))
+                    args = tuple(args)
+                    table = ev.memo.get(d)
+                    if table is not None:
+                        v = table.get(args, _ABSENT)
+                        if v is not _ABSENT:
+                            return v
+                    return ev.call_def(d, args)
                 return call
             (f0, n0, g0, s0), *rest = specs
             if not rest:  # one or two arguments: the same, without a loop
@@ -698,7 +733,13 @@ class ExprEvaluator:
                             fault_none(n0)
                     elif g0 is not None:
                         bounded(v0, top, g0)
-                    return ev.call_def(d, (v0,))
+                    args = (v0,)
+                    table = ev.memo.get(d)
+                    if table is not None:
+                        v = table.get(args, _ABSENT)
+                        if v is not _ABSENT:
+                            return v
+                    return ev.call_def(d, args)
                 return call1
             (f1, n1, g1, s1), = rest
 
@@ -715,7 +756,13 @@ class ExprEvaluator:
                         fault_none(n1)
                 elif g1 is not None:
                     bounded(v1, top, g1)
-                return ev.call_def(d, (v0, v1))
+                args = (v0, v1)
+                table = ev.memo.get(d)
+                if table is not None:
+                    v = table.get(args, _ABSENT)
+                    if v is not _ABSENT:
+                        return v
+                return ev.call_def(d, args)
             return call2
         if ref[0] == "builtin" and len(e.args) in (1, 2):
             # one or two arguments, nn_fn written out (a hot path)
@@ -762,46 +809,80 @@ class ExprEvaluator:
         return runtime.fault_no_row(name, args, loc(span))
 
     def fn_Agg(self, e):
+        """An aggregate: its collection's elements bound in turn (those its filter keeps), each
+        element evaluated; one function per aggregate (the same evaluations in the same order,
+        the same checks)."""
         slot, f = self.p.slots[e], e.func
         items_of = self.iterate_fn(e.iter)
         cond = self.fn(e.cond) if e.cond is not None else None
         elem = self.nn_fn(e.elem) if f in ("sum", "min", "max") else self.fn(e.elem)
-        tests = f in ("count", "any", "all")  # the elements are truth values
-        # `any` stops at a true element, `all` at a false one, when stops_early allows
-        decides = (f == "any") if f in ("any", "all") and self.stops_early(e) else None
         where = self.at(e)
+        if f == "first":
+            def first(ev, env):
+                old = env.get(slot, _ABSENT)
+                try:
+                    for x in items_of(ev, env):
+                        env[slot] = x
+                        if cond is None or cond(ev, env):
+                            return elem(ev, env)
+                finally:
+                    _restore(env, slot, old)
+                return None
+            return first
+        if f in ("sum", "count"):  # the count of true elements, or the sum of the elements
+            counts = f == "count"
 
-        def agg(ev, env):
+            def total(ev, env):
+                n = 0
+                old = env.get(slot, _ABSENT)
+                try:
+                    for x in items_of(ev, env):
+                        env[slot] = x
+                        if cond is None or cond(ev, env):
+                            v = elem(ev, env)
+                            if counts:
+                                if v:
+                                    n += 1
+                            else:
+                                n += v
+                finally:
+                    _restore(env, slot, old)
+                return n
+            return total
+        if f in ("any", "all"):
+            # `any` stops at a true element, `all` at a false one, when stops_early allows;
+            # else every element is evaluated and the first deciding one gives the answer
+            decides = f == "any"
+            early = self.stops_early(e)
+
+            def test(ev, env):
+                found = False
+                old = env.get(slot, _ABSENT)
+                try:
+                    for x in items_of(ev, env):
+                        env[slot] = x
+                        if (cond is None or cond(ev, env)) and bool(elem(ev, env)) is decides:
+                            if early:
+                                return decides
+                            found = True
+                finally:
+                    _restore(env, slot, old)
+                return decides if found else not decides
+            return test
+        pick = min if f == "min" else max
+
+        def extreme(ev, env):
             items = []
             old = env.get(slot, _ABSENT)
             try:
                 for x in items_of(ev, env):
                     env[slot] = x
-                    if cond is not None and not cond(ev, env):
-                        continue
-                    if tests:
-                        t = bool(elem(ev, env))
-                        if t is decides:
-                            return t
-                        items.append(t)
-                    elif f == "first":
-                        return elem(ev, env)
-                    else:
+                    if cond is None or cond(ev, env):
                         items.append(elem(ev, env))
             finally:
                 _restore(env, slot, old)
-            if f == "count":
-                return sum(1 for x in items if x)
-            if f == "sum":
-                return sum(items)
-            if f == "any":
-                return any(items)
-            if f == "all":
-                return all(items)
-            if f == "first":
-                return None
-            return runtime.extreme(items, min if f == "min" else max, f, where)
-        return agg
+            return runtime.extreme(items, pick, f, where)
+        return extreme
 
     def fn_Sort(self, e):
         slot = self.p.slots[e]
@@ -867,6 +948,30 @@ class ExprEvaluator:
                 return frozenset(out)
             return tuple(out)
         return comp
+
+
+# Nodes whose function never gives none, whatever their operands give: literals, operators
+# (their operands are checked; and/or, comparisons and `not` give true or false), `-x`, ranges,
+# collection displays, comprehensions and sorts.
+_NEVER_NONE = (ast.IntLit, ast.BoolLit, ast.BinOp, ast.Not, ast.Neg, ast.Range, ast.ListLit,
+               ast.SetLit, ast.ArrayLit, ast.Comp, ast.Sort)
+_NEVER_NONE_NAMES = ("member", "enum_all", "players", "num_players", "graph")
+
+
+def never_none(p: Program, e) -> bool:
+    """Whether e's node never gives none, whatever its operands give (by its kind alone: the
+    aggregates but `first`, which gives none for no element; names of members, players, all
+    of an enum; an `if` whose branches are such)."""
+    if isinstance(e, _NEVER_NONE):
+        return True
+    if isinstance(e, ast.Agg):
+        return e.func != "first"
+    if isinstance(e, ast.Name | ast.Attr):
+        ref = p.refs.get(e)
+        return ref is not None and ref[0] in _NEVER_NONE_NAMES
+    if isinstance(e, ast.CondExpr):
+        return never_none(p, e.then) and never_none(p, e.orelse)
+    return False
 
 
 def _restore(env: dict, slot: str, old) -> None:

@@ -12,6 +12,7 @@ as Python lists; both meanings are written side by side here.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,6 +44,10 @@ class BinaryOp:
     faults: tuple[str, ...] = ()
     # The plain Python operator, for when the right operand is a literal that cannot fault
     fast: str | None = None
+    # For an operator that cannot fault: `run` without its location, as the function of Python's
+    # operator module it calls (run is made from it: _pure), so the interpreter's evaluation
+    # calls no Python function of its own. None otherwise.
+    pure: Callable | None = None
 
 
 def _always(em, e) -> bool:
@@ -339,9 +344,14 @@ def _emit_minus(a, b, where, sets):
     return f"({a} & ~{b})" if sets else f"({a} - {b})"
 
 
-def _order(op: str, run: Callable, flip: str) -> BinaryOp:
-    return BinaryOp(op, "order", _check_order, run,
-                    lambda a, b, w, sets: f"({a} {op} {b})", flip)
+def _pure(f: Callable) -> Callable:
+    """The reference implementation (a, b, where) of an operator that cannot fault: f(a, b)."""
+    return lambda a, b, w: f(a, b)
+
+
+def _order(op: str, pure: Callable, flip: str) -> BinaryOp:
+    return BinaryOp(op, "order", _check_order, _pure(pure),
+                    lambda a, b, w, sets: f"({a} {op} {b})", flip, pure=pure)
 
 
 BINARY_OPS: dict[str, BinaryOp] = {b.op: b for b in (
@@ -355,18 +365,20 @@ BINARY_OPS: dict[str, BinaryOp] = {b.op: b for b in (
     BinaryOp("not in", "member", _check_member, lambda a, b, w: a not in b,
              lambda a, b, w, sets: f"(((1 << {a}) & {b}) == 0)" if sets
              else f"({a} not in {b})", "in"),
-    BinaryOp("==", "equal", _check_equal, lambda a, b, w: a == b,
-             lambda a, b, w, sets: f"({a} == {b})", "!="),
-    BinaryOp("!=", "equal", _check_equal, lambda a, b, w: a != b,
-             lambda a, b, w, sets: f"({a} != {b})", "=="),
-    _order("<", lambda a, b, w: a < b, ">="),
-    _order("<=", lambda a, b, w: a <= b, ">"),
-    _order(">", lambda a, b, w: a > b, "<="),
-    _order(">=", lambda a, b, w: a >= b, "<"),
+    BinaryOp("==", "equal", _check_equal, _pure(operator.eq),
+             lambda a, b, w, sets: f"({a} == {b})", "!=", pure=operator.eq),
+    BinaryOp("!=", "equal", _check_equal, _pure(operator.ne),
+             lambda a, b, w, sets: f"({a} != {b})", "==", pure=operator.ne),
+    _order("<", operator.lt, ">="),
+    _order("<=", operator.le, ">"),
+    _order(">", operator.gt, "<="),
+    _order(">=", operator.ge, "<"),
+    # ints add, sets join (a list's `+` is runtime.concat, with its size limit)
     BinaryOp("+", "arith", _check_arith, _run_plus, _emit_plus),
-    BinaryOp("-", "arith", _check_arith, lambda a, b, w: a - b, _emit_minus),
-    BinaryOp("*", "arith", _check_arith, lambda a, b, w: a * b,
-             lambda a, b, w, sets: f"({a} * {b})"),
+    # ints subtract, sets remove
+    BinaryOp("-", "arith", _check_arith, _pure(operator.sub), _emit_minus, pure=operator.sub),
+    BinaryOp("*", "arith", _check_arith, _pure(operator.mul),
+             lambda a, b, w, sets: f"({a} * {b})", pure=operator.mul),
     BinaryOp("//", "arith", _check_arith, runtime.floor_div,
              lambda a, b, w, sets: f"floor_div({a}, {b}, {w})", faults=_DIV0, fast="//"),
     BinaryOp("%", "arith", _check_arith, runtime.mod,

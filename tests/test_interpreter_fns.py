@@ -204,3 +204,60 @@ def test_locals_and_known_values_read_in_place_fault_where_they_did(backend):
         [["wait()"], ["go()", "wait()"], ("nones.rules:19:23", "value is none")],
         [["wait()"], ["wait()"], ["wait()"]],
     ]
+
+
+def test_pure_operator_forms_are_the_reference_implementations():
+    """An operator's `pure` form (the function of Python's operator module the interpreter
+    calls) gives what its reference implementation gives, on every kind of value it meets."""
+    from rulelang.semantics import BINARY_OPS
+
+    ints = [-3, 0, 1, 7]
+    sets = [frozenset(), frozenset({1}), frozenset({1, 2})]
+    lists = [(), (1,), (1, 2)]
+    pures = {op.op: op for op in BINARY_OPS.values() if op.pure is not None}
+    assert sorted(pures) == ["!=", "*", "-", "<", "<=", "==", ">", ">="]
+    for name, op in pures.items():
+        values = ints + ([False, True, None] if op.kind == "equal" else [])
+        pairs = [(a, b) for a in values for b in values]
+        if name in ("==", "!=", "-"):
+            pairs += [(a, b) for a in sets for b in sets]
+        if op.kind == "equal":
+            pairs += [(a, b) for a in lists for b in lists]
+        for a, b in pairs:
+            assert op.pure(a, b) == op.run(a, b, "x:1:1"), (name, a, b)
+
+
+@pytest.mark.parametrize("path", ["acquire", "automobile", "powergrid", "poder", "polanaftowe"])
+def test_nodes_never_none_give_no_none(path, monkeypatch):
+    """nn_fn leaves out the none check of a node that never_none says never gives none: every
+    such node's value, over a whole game, is not none (and there are such nodes)."""
+    import os
+    import random
+
+    from rulelang import consts
+
+    seen = []
+    made = consts.ExprEvaluator.fn
+
+    def fn(self, e):
+        f = made(self, e)
+        if not consts.never_none(self.p, e):
+            return f
+
+        def checked(ev, env):
+            v = f(ev, env)
+            seen.append(type(e).__name__)
+            assert v is not None, e
+            return v
+        return checked
+
+    monkeypatch.setattr(consts.ExprEvaluator, "fn", fn)
+    game = rulelang.load(os.path.join(os.path.dirname(__file__), "..", "rules", path + ".rules"),
+                         backend="interpreter")
+    rng = random.Random(5)
+    s = game.new_game(game.min_players)
+    for _ in range(300):
+        if s.is_terminal():
+            break
+        s.apply_index(rng.randrange(s.num_choices()))
+    assert {"BinOp", "Agg", "Comp"} <= set(seen)

@@ -102,6 +102,11 @@ VERIFY_MEMO = False
 
 _MISSING = object()
 
+# A memo key's first tables count their lookups; after TRIAL_LOOKUPS of them, a key whose
+# tables found a value for fewer than one in TRIAL_HITS has none for the rest of the game.
+TRIAL_LOOKUPS = 200
+TRIAL_HITS = 8
+
 # expression nodes (steady_parts), and those not worth remembering
 _EXPRS = ast.Expr.__args__
 _CHEAP = (ast.Name, ast.IntLit, ast.BoolLit, ast.NoneLit)
@@ -148,6 +153,9 @@ class Game:
         # standing options, flat: option index len(decision's options) + j is the j-th
         self.standing = [(sd, opt) for sd in program.standing for opt in sd.options]
         self._watched: set = set()
+        # memo keys on trial: [lookups, hits] of their tables so far; those found useless
+        self.trials: dict[object, list] = {}
+        self.memo_off: set = set()
         # the interpreter's own functions of expression nodes (consts.ExprEvaluator.fn)
         self.fns: dict[object, object] = {}
         # per `when` test: the outside locals that key its memo table, or None (not memoised)
@@ -172,6 +180,7 @@ class Game:
         test, its table is dropped by the right writes."""
         if key not in self._watched:
             self._watched.add(key)
+            self.trials[key] = [0, 0]  # its first tables' lookups and hits (_new_table)
             reads = self.reads.of_def(key.name) if isinstance(key, ast.DefDecl) \
                 else self.reads.of_expr(key)
             for v in reads:
@@ -291,6 +300,22 @@ class Game:
         size = len(self.domain(t.index, n))
         inner = self._broadcast(val, t.elem, vt, n)
         return tuple(inner for _ in range(size))
+
+
+class _Trial(dict):
+    """A memo table on trial (Evaluator._new_table): a dict that counts, in `counts` (the
+    game's [lookups, hits] of its key), the lookups of get() and those that find a value."""
+
+    __slots__ = ("counts",)
+
+    def get(self, key, default=None):
+        counts = self.counts
+        counts[0] += 1
+        v = dict.get(self, key, _MISSING)
+        if v is _MISSING:
+            return default
+        counts[1] += 1
+        return v
 
 
 class _Choices:
@@ -490,7 +515,7 @@ class State:
             (self.vars, self.frame, self.pc, self.phase, self.current_player, n,
              self._actions_cache, self._seen) = saved
             del self.history[n:]
-            self._memo = {}  # entries made after a write would describe the undone state
+            self._memo.clear()  # entries made after a write would describe the undone state
             raise
 
     def _apply(self, choices: _Choices, k: int) -> None:
@@ -639,6 +664,8 @@ class _Evaluator(ExprEvaluator):
         self.s = state
         if state is not None:
             self.vars = state.vars
+            if not VERIFY_MEMO:  # (else every call comes to call_def, which checks hits)
+                self.memo = state._memo
 
     def num_players(self, e) -> int:
         if self.s is None:
@@ -655,7 +682,11 @@ class _Evaluator(ExprEvaluator):
             return self._run_def(d, args)
         table = self.s._memo.get(d)
         if table is None:
+            if d in self.g.memo_off:
+                return self._run_def(d, args)
             table = self._new_table(d)
+            if table is None:  # found useless on its trial
+                return self._run_def(d, args)
         v = table.get(args, _MISSING)
         if v is _MISSING:
             v = table[args] = self._run_def(d, args)
@@ -682,12 +713,28 @@ class _Evaluator(ExprEvaluator):
             runtime.fault_none(where)
         return v
 
-    def _new_table(self, key) -> dict:
+    def _new_table(self, key) -> dict | None:
         """The state's memo table `key` (a def or a `when` test), made empty. Its values stay
         until a write to a variable it reads drops it (State.write); a value that faults is
-        never stored, so the fault comes again, at the same place, the next time."""
-        self.g.watch(key)
-        table = self.s._memo[key] = {}
+        never stored, so the fault comes again, at the same place, the next time.
+        The first tables of a key are on trial (_Trial: they count their lookups and hits for
+        the game); once TRIAL_LOOKUPS lookups are counted, a key whose tables found fewer than
+        one in TRIAL_HITS of them is left without tables for the rest of the game (Game.memo_off:
+        None here; its values are then worked out at every call, which is always exact)."""
+        g = self.g
+        g.watch(key)
+        trial = g.trials.get(key)
+        if trial is None:  # a key tried and kept
+            table = self.s._memo[key] = {}
+        elif trial[0] < TRIAL_LOOKUPS:
+            table = self.s._memo[key] = _Trial()
+            table.counts = trial
+        else:
+            del g.trials[key]
+            if trial[1] * TRIAL_HITS < trial[0]:
+                g.memo_off.add(key)
+                return None
+            table = self.s._memo[key] = {}
         return table
 
     # -- decisions and chance
@@ -721,7 +768,11 @@ class _Evaluator(ExprEvaluator):
                     key = tuple([env.get(s, _MISSING) for s in slots])
                 table = ev.s._memo.get(e)
                 if table is None:
+                    if e in ev.g.memo_off:
+                        return bool(test(ev, env))
                     table = ev._new_table(e)
+                    if table is None:  # found useless on its trial
+                        return bool(test(ev, env))
                 v = table.get(key, _MISSING)
                 if v is _MISSING:
                     v = table[key] = bool(test(ev, env))
