@@ -280,7 +280,7 @@ class Gen:
         out.append("state {")
         enums = self.enum_types(False)
         specs = [("int", None), ("int[player]", None), ("bool", None), ("list<int>", None),
-                 ("set<player>", None), ("player?", None)]
+                 ("set<player>", None), ("player?", None), ("set<bool>", None)]
         for e in enums:
             specs += [(set_of(e), None), (f"int[{e}]", None), (f"{e}?", None)]
         for g in [e for e in self.enums if self.enums[e]["grid"]]:
@@ -290,6 +290,8 @@ class Gen:
         if not any(t == "int[player]" for t, _ in chosen):
             chosen.append(("int[player]", None))
         for t, _ in chosen:
+            if t == "set<bool>":
+                self.features.add("set of bool")
             name = self.name("sv")
             vis = ""
             if t == "int[player]" and self.chance(0.4):
@@ -781,7 +783,7 @@ class Gen:
             lambda: "{" + ", ".join(self.expr(et, env, ctx, d + 1)
                                     for _ in range(self.r.randint(1, 3))) + "}",
         ]
-        src = et if et in self.enums else ("players" if et == PLAYER else None)
+        src = et if et in self.enums else {PLAYER: "players", BOOL: "{false, true}"}.get(et)
         if src is not None:
             def comp():
                 x = self.name("sc")

@@ -37,7 +37,7 @@ REQUIRED = {
     "array constructor", "array literal", "graph value", "reversed", "index_of",
     "fault: index_of", "kept def", "keyed def", "layered when", "filtered domain",
     "phase re-entry in a loop", "fault: fail in def", "big int def", "fault: int limit",
-    "domain def", "domain option", "path option",
+    "domain def", "domain option", "path option", "set of bool",
 }
 
 
