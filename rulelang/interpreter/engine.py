@@ -567,9 +567,8 @@ class State:
             ins = g.lowered.code[self.pc]
             obj["pc"] = self.pc
             scope = getattr(ins, "scope", ())
-            obj["locals"] = {prog.slot_names[s]: g.format_value(self.frame.get(s),
-                                                                 prog.slot_types[s])
-                             for s in scope}
+            obj["locals"] = {key: g.format_value(self.frame.get(s), prog.slot_types[s])
+                             for key, s in zip(prog.local_keys(scope), scope)}
             obj["loops"] = [[[g.format_value(x, g.lowered.loop_elem[k])
                               for x in self.frame[f"$it{k}"]], self.frame[f"$ix{k}"]]
                             for k in getattr(ins, "loops", ())]

@@ -404,8 +404,8 @@ _APPLY = [None, None, None, None, None, None, None, None, None, apply_go, None, 
 
 # state variables: (name, attribute, type descriptor, visibility)
 _VARS = (('pos', 'v_pos', ('p', ('i',)), 'public'), ('bank', 'v_bank', ('i',), 'public'))
-# locals in scope at each pause: pc -> ((name, attribute, descriptor), ...)
-_SCOPES = {9: (('r', 'l_r', ('i',)), ('p', 'l_p', ('i',)), ('p', 'l_turn__p', ('i',)))}
+# locals in scope at each pause: pc -> ((JSON key, attribute, descriptor), ...)
+_SCOPES = {9: (('r', 'l_r', ('i',)), ('p', 'l_p', ('i',)), ('turn.p', 'l_turn__p', ('i',)))}
 # loops open at each pause: pc -> ((items attribute, index attribute, element descriptor), ...)
 _LOOPS = {9: (('it_r', 'ix_r', ('i',)), ('it_p', 'ix_p', ('i',)))}
 
