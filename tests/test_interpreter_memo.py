@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 import os
 import random
+from fractions import Fraction
 
 import pytest
 
@@ -262,3 +263,62 @@ def test_any_stops_early_only_when_no_element_can_fault(backend):
         nf = game.never_faults
         found = {a.func: nf(a.elem) for a in nodes(game.program.flow) if isinstance(a, ast.Agg)}
         assert found == {"any": False, "all": True}
+
+
+def test_a_write_of_an_equal_value_keeps_the_tables_that_read_it():
+    s = memo_game().new_game(2)
+    twice = s.game.program.defs["twice"]
+    s.legal_actions()  # the when tests call twice()
+    s._memo[twice][()] = 99  # a planted value: a write that changes n must drop it
+    s.set_vars({"n": 0})  # n was 0: nothing that reads n can have changed
+    assert s._memo[twice] == {(): 99}
+    s.set_vars({"n": 1})  # dropped, then redone for the legal actions set_vars works out
+    assert s._memo[twice] == {(): 2}
+
+
+def _histories(path: str, seeds) -> tuple[list, set]:
+    game = rulelang.load(path, backend="interpreter")
+    out = []
+    for seed in seeds:
+        s = _play(game, seed)
+        out.append((s.history, s.digest()))
+    return out, {k.name if isinstance(k, ast.DefDecl) else k.span.line for k in game.memo_off}
+
+
+def test_tables_found_useless_on_trial_are_left_out_and_change_nothing(monkeypatch):
+    """A def or `when` test whose first tables find almost nothing gets no more tables: the
+    games are move for move the ones played with every table kept."""
+    path = os.path.join(RULES, "acquire.rules")
+    monkeypatch.setattr(engine, "TRIAL_LOOKUPS", 10 ** 9)  # on trial for ever: tables kept
+    kept, off = _histories(path, range(3))
+    assert off == set()
+    monkeypatch.setattr(engine, "TRIAL_LOOKUPS", 20)
+    tried, off = _histories(path, range(3))
+    assert {"founds_eighth", "stuck"} <= off
+    assert "price" not in off  # found again and again
+    assert tried == kept
+
+
+def test_chance_outcomes_each_once_or_weighted_by_repeats():
+    text = """
+game Draws
+players 2..2
+state { got: list<int> = [] }
+flow {
+  chance a(x: int in [3, 1, 2])
+  push x to got
+  chance b(y: int in [5, 4, 5, 5])
+  push y to got
+}
+score p => 0
+"""
+    for backend in ("interpreter", "compiled"):
+        s = rulelang.load_text(text, "draws.rules", backend=backend).new_game(2)
+        third = Fraction(1, 3)
+        assert s.chance_outcomes() == [("a(3)", third), ("a(1)", third), ("a(2)", third)]
+        assert s.chance_weights() is None
+        s.apply("a(1)")
+        assert s.chance_outcomes() == [("b(5)", Fraction(3, 4)), ("b(4)", Fraction(1, 4))]
+        assert s.chance_weights() == [3, 1]
+        s.apply("b(4)")
+        assert s.get_var("got") == [1, 4]

@@ -32,12 +32,20 @@ limit:
   faults is not remembered: the same fault comes again at the same place. A clone starts with
   empty tables, a fault that undoes an apply empties them (entries made after a write would
   describe the undone state), set_vars writes through State.write. VERIFY_MEMO checks every
-  hit against a fresh evaluation (tests).
+  hit against a fresh evaluation (tests). A write of a value equal to the one it replaces
+  drops nothing: values are immutable and a variable's values all have its type, so whatever
+  reads it reads the same. A def call takes a value its table holds in place (ev.memo, in
+  consts.fn_Call), else asks call_def. The first tables of each def or test are on trial
+  (_Trial counts their lookups and hits); one whose tables found a value for fewer than one
+  lookup in TRIAL_HITS is given no more tables for the rest of the game (a table costs a
+  lookup and a store at every call, and a def redone is exactly what the table would have
+  given: which tables exist changes no result, no fault, no limit).
 - One candidate list per decision (_Choices), made on first use by whichever protocol call comes
   first (legal_actions, num_choices, apply, apply_index, observation, end_action_index) and
   shared until the state changes. Candidates are runs of parameter-value tuples per option (a
-  one-parameter option with no `when` keeps its domain itself: _Singles); the action strings
-  are made only when asked for.
+  one-parameter option with no `when` keeps its domain itself: _Singles, as does a chance node
+  with no weights whose values are each listed once); the action strings are made only when
+  asked for.
 - While a decision's candidates are listed nothing can change the state, and the locals from
   outside its options are fixed. An option's candidates are listed by binding its parameters
   in order, one loop per parameter. The parts of its `when` test (of each operand of its `and`
@@ -61,7 +69,14 @@ limit:
   `and` / `or` are written out in one function each (the same checks, in the same order); an
   operand that names a local is read in place (env[slot]) and a right operand whose value is
   fixed when the function is made (a literal, member, parameter or constant) is held, instead
-  of calling the function that would give the same value.
+  of calling the function that would give the same value. An operator that cannot fault is
+  called in its `pure` form from the semantics table (the function of Python's operator module
+  its reference implementation calls; `+` on ints: operator.add, what _run_plus does on ints),
+  and a none check is left out only where the node itself can never give none whatever its
+  operands (consts.never_none: literals, operators, displays, comprehensions; not because of a
+  type). Each aggregate kind (count/sum, any/all, min/max, first) is a function of its own,
+  and a write through one index is _update written out: the same evaluations, in the same
+  order, with the same checks.
 - A table's value is kept per argument tuple once found (tables are constants); a lookup with
   no row is not kept and faults again.
 """
@@ -442,12 +457,15 @@ class State:
 
     def write(self, name: str, value) -> None:
         """Set state variable `name`; every state write goes through here, and drops the memo
-        tables of the defs and `when` tests that read it."""
-        self.vars[name] = value
+        tables of the defs and `when` tests that read it, unless the value is equal to the one
+        it replaces (values are immutable, and a variable's values all have its type: equal
+        values read the same, so every remembered value stays right)."""
+        vars = self.vars
         memo = self._memo
-        if memo:
+        if memo and vars.get(name, _MISSING) != value:
             for key in self.game.readers.get(name, ()):
                 memo.pop(key, None)
+        vars[name] = value
 
     def is_terminal(self) -> bool:
         return self.current_player == TERMINAL
@@ -626,7 +644,7 @@ class State:
                 for name, v in old.items():
                     self.write(name, v)
                 self._actions_cache = cache
-                self._memo = {}  # entries made with the new values would describe them
+                self._memo.clear()  # entries made with the new values would describe them
                 raise
 
     def get_var(self, name: str):
@@ -1004,9 +1022,15 @@ class _Evaluator(ExprEvaluator):
     def outcomes(self, ins: ChanceAt, frame: dict) -> _Choices:
         node = ins.node
         slot = self.p.slots[node]
+        values = self.iterate(node.domain, frame)
+        if node.weight is None and len(dict.fromkeys(values)) == len(values):
+            # each value once, of weight 1: the values are the outcomes
+            ch = _Choices(self.g, ins, [(0, _Singles(values))], [1] * len(values))
+            ch._uneven = None
+            return ch
         weights: dict[object, int] = {}
         env = dict(frame)
-        for v in self.iterate(node.domain, frame):
+        for v in values:
             if node.weight is not None:
                 env[slot] = v
                 w = self.nn(node.weight, env)
@@ -1182,44 +1206,66 @@ class _Evaluator(ExprEvaluator):
         return let
 
     def target_fn(self, lv: ast.LValue):
-        """The function write(ev, env, fn) that puts fn(old) in place of the value `old` at
-        lvalue lv: its indices are evaluated (none-checked) first, then the variable read, each
-        index checked against its list, and the new container written back (a state variable
-        through State.write)."""
+        """The function write(ev, env, fn, v) that puts fn(old, v) in place of the value `old`
+        at lvalue lv: its indices are evaluated (none-checked) first, then the variable read,
+        each index checked against its list, and the new container written back (a state
+        variable through State.write). fn is the statement's, made once with it."""
         kind, name = self.p.refs[lv][:2]
         idx = tuple(self.nn_fn(i) for i in lv.indices)
-        where = self.at(lv)
+        where, local = self.at(lv), kind == "local"
+        if len(idx) == 1:  # _update written out for one index
+            index, list_item = idx[0], runtime.list_item
 
-        def write(ev, env, fn):
+            def write1(ev, env, fn, v):
+                i = index(ev, env)
+                old = env[name] if local else ev.vars[name]
+                list_item(old, i, where)
+                items = list(old)
+                items[i] = fn(old[i], v)
+                if local:
+                    env[name] = tuple(items)
+                else:
+                    ev.s.write(name, tuple(items))
+            return write1
+
+        def write(ev, env, fn, v):
             ix = [i(ev, env) for i in idx]
-            if kind == "local":
-                env[name] = _update(env[name], ix, fn, where)
+            if local:
+                env[name] = _update(env[name], ix, lambda old: fn(old, v), where)
             else:
-                ev.s.write(name, _update(ev.vars[name], ix, fn, where))
+                ev.s.write(name, _update(ev.vars[name], ix, lambda old: fn(old, v), where))
         return write
 
     def exec_Assign(self, s):
         value = self.kept_fn(s.value, self.conv_fn(s.value, self.p.types[s.target]))
         write = self.target_fn(s.target)
+        if not s.target.indices:  # the variable itself takes the value
+            kind, name = self.p.refs[s.target][:2]
+            if kind == "local":
+                def assign_local(ev, env):
+                    env[name] = value(ev, env)
+                return assign_local
+
+            def assign_state(ev, env):
+                ev.s.write(name, value(ev, env))
+            return assign_state
 
         def assign(ev, env):
-            v = value(ev, env)
-            write(ev, env, lambda _old: v)
+            write(ev, env, _replace, value(ev, env))
         return assign
 
     def exec_AugAssign(self, s):
         value, write = self.nn_fn(s.value), self.target_fn(s.target)
         at_target, where, top = self.at(s.target), self.at(s), self.int_max
-        plus = s.op == "+"
+        plus, fault_none, bounded = s.op == "+", runtime.fault_none, runtime.bounded
+
+        def fn(old, v):
+            if old is None:
+                fault_none(at_target)
+            return bounded(old + v if plus else old - v, top, where)
 
         def aug_assign(ev, env):
-            v = value(ev, env)
-
-            def fn(old):
-                if old is None:
-                    runtime.fault_none(at_target)
-                return runtime.bounded(old + v if plus else old - v, top, where)
-            write(ev, env, fn)
+            write(ev, env, fn, value(ev, env))
         return aug_assign
 
     def exec_Add(self, s):
@@ -1229,7 +1275,7 @@ class _Evaluator(ExprEvaluator):
             v = value(ev, env)
             if v is None:
                 runtime.fault_set_none(where)
-            write(ev, env, lambda old: old | {v})
+            write(ev, env, _join, v)
         return add
 
     def exec_Remove(self, s):
@@ -1237,19 +1283,18 @@ class _Evaluator(ExprEvaluator):
         value = self.nn_fn(s.value) if is_set else self.fn(s.value)
         write, where = self.target_fn(s.target), self.at(s)
 
-        def remove(ev, env):
-            v = value(ev, env)
-
-            def fn(old):
-                if isinstance(old, frozenset):
-                    if v not in old:
-                        runtime.fault_not_in_set(where)
-                    return old - {v}
+        def fn(old, v):
+            if isinstance(old, frozenset):
                 if v not in old:
-                    runtime.fault_not_in_list(where)
-                i = old.index(v)
-                return old[:i] + old[i + 1:]
-            write(ev, env, fn)
+                    runtime.fault_not_in_set(where)
+                return old - {v}
+            if v not in old:
+                runtime.fault_not_in_list(where)
+            i = old.index(v)
+            return old[:i] + old[i + 1:]
+
+        def remove(ev, env):
+            write(ev, env, fn, value(ev, env))
         return remove
 
     def exec_Push(self, s):
@@ -1257,14 +1302,13 @@ class _Evaluator(ExprEvaluator):
                                                    T.strip(self.p.types[s.target]).elem))
         write, where, limit = self.target_fn(s.target), self.at(s), self.limits.max_collection
 
-        def push(ev, env):
-            v = value(ev, env)
+        def fn(old, v):
+            if len(old) >= limit:
+                runtime.fault_size_limit(len(old) + 1, limit, where)
+            return old + (v,)
 
-            def fn(old):
-                if len(old) >= limit:
-                    runtime.fault_size_limit(len(old) + 1, limit, where)
-                return old + (v,)
-            write(ev, env, fn)
+        def push(ev, env):
+            write(ev, env, fn, value(ev, env))
         return push
 
     def exec_If(self, s):
@@ -1346,6 +1390,16 @@ def _conjuncts(e) -> list:
         e = e.left
     out.append(e)
     return out[::-1]
+
+
+def _replace(old, v):
+    """An assignment's new value for the old one."""
+    return v
+
+
+def _join(old, v):
+    """`add v to` a set."""
+    return old | {v}
 
 
 def _update(container, idx, fn, where):
