@@ -18,6 +18,7 @@ from tests.differential.lockstep import snapshot
 PASSES = os.path.join(ROOT, "tests", "fixtures", "passes.rules")
 PEEL = os.path.join(ROOT, "tests", "fixtures", "peel.rules")
 WIDE_PEEL = os.path.join(ROOT, "tests", "fixtures", "widepeel.rules")
+AND_TESTS = os.path.join(ROOT, "tests", "fixtures", "andtests.rules")
 KEYED = os.path.join(ROOT, "tests", "fixtures", "keyed.rules")
 NONE_FACTS = os.path.join(ROOT, "tests", "fixtures", "nonefacts.rules")
 PUSHDOWN = os.path.join(ROOT, "tests", "fixtures", "pushdown.rules")
@@ -157,6 +158,34 @@ def test_acquire_hands_are_peeled():
     src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
     assert "_v_hand" in src and "in bits(_v_hand" not in src and "in bits(s.v_hand" not in src
     assert "for v_merger__x in bits(s.v_board):  # rules:288" in src
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_and_tests_as_nested_ifs_in_lockstep(players):
+    ends = {}
+    for seed in range(60):
+        _steps, where = _play(players, seed, AND_TESTS)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at worth(9) inside price, asked in the nested tests (or in buy)
+    assert ends.get(None, 0) > 40
+    assert {os.path.basename(w) for w in ends if w is not None} == {"andtests.rules:20:28"}
+    assert sum(n for w, n in ends.items() if w is not None) > 3
+
+
+def test_and_tests_are_nested_ifs():
+    """An aggregate's `and` element whose right operand needs statements (price, kept per
+    gem) is tested as nested ifs (ExprPrinter.test), with no temporary holding the `and`: in
+    the `any` shared with the decision, the `count` and the `any` of the flow tests."""
+    src = compile_program(rulelang.check_file(AND_TESTS))
+    lines = [line.strip() for line in src.splitlines()]
+    for left, right in (("_v_stock[v_g] > 0", "_v_coins[_l_p] >= _t4"),
+                        ("_v_stock[v_g_4] > 1", "_t6 > 4"), ("_v_stock[v_g_5] > 2", "_t9 < 8")):
+        at = lines.index(f"if ({left}):")
+        assert lines[at + 1].endswith("= s.c_price")
+        assert next(x for x in lines[at + 1:] if x.startswith("if (")) == f"if ({right}):"
+    assert not any(re.fullmatch(r"_t\d+ = \(\(_v_stock\[.*\) and .*", line) for line in lines)
+    assert "if ((_v_size[v_can_buy__c] > 0) and (_v_bank[v_can_buy__c] > 0)):" in compile_program(
+        rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
 
 
 @pytest.mark.parametrize("players", [2, 3])
