@@ -316,9 +316,10 @@ class Checker:
             return T.ANY
         if isinstance(t, ast.TSet):
             e = self.resolve_type(t.elem)
-            if e.kind not in ("player", "enum", "any"):
-                self.error("E012", f"set elements must be a player, enum or grid type, not {e}",
-                           t.span)
+            if e.kind not in ("player", "enum", "bool", "any"):
+                self.error("E012", "set elements must be a player, bool, enum or grid type, "
+                           f"not {e}", t.span)
+                return T.set_of(T.ANY)  # (no second error at every value of it)
             return T.set_of(e)
         if isinstance(t, ast.TList):
             return T.list_of(self.resolve_type(t.elem))

@@ -136,6 +136,22 @@ def _check_value(v, top: int, span: Span) -> None:
 GROWING_BUILTINS = frozenset({"round_up", "round_down", "path_cost"})
 
 
+ARITH_BOUND_OPS = ("+", "-", "*", "//", "%")
+
+
+def arith_bound(op: str, a: int | None, b: int | None) -> int | None:
+    """An upper bound on |x op y| given |x| <= a and |y| <= b (None: unknown): a // y is no
+    larger than x, x % y is smaller than y. Shared by the constant bounds here and the code
+    generator's range facts (codegen.analysis.int_bound)."""
+    if op == "//":
+        return a
+    if op == "%":
+        return b
+    if a is None or b is None:
+        return None
+    return a * b if op == "*" else a + b
+
+
 class Growth:
     """Which expressions may yield an int larger (in absolute value) than every int they read:
     `+`, `-` and `*` on ints, `sum`, round_up/round_down, path_cost, and calls of defs that may
@@ -245,15 +261,8 @@ class Growth:
                 if vals and all(isinstance(v, int) for v in vals):
                     return max(abs(v) for v in vals)
             return None
-        if isinstance(e, ast.BinOp) and e.op in ("+", "-", "*", "//", "%"):
-            a, b = self.static_max(e.left), self.static_max(e.right)
-            if e.op == "//":
-                return a
-            if e.op == "%":
-                return b
-            if a is None or b is None:
-                return None
-            return a * b if e.op == "*" else a + b
+        if isinstance(e, ast.BinOp) and e.op in ARITH_BOUND_OPS:
+            return arith_bound(e.op, self.static_max(e.left), self.static_max(e.right))
         return None
 
     def small_range(self, e: ast.Range) -> bool:

@@ -79,6 +79,14 @@ class Program:
     def field_type(self, f: ast.Field) -> T.Type:
         return self.field_types[f]
 
+    def local_keys(self, scope) -> tuple[str, ...]:
+        """The keys of the locals in scope at a pause in the state's JSON: each one's name, or,
+        where two of them share a name (a phase's local and its caller's), each of those its
+        slot ('x' for the flow's, 'inner.x' for phase inner's), so that neither hides the
+        other. Both back ends key their JSON by this."""
+        names = [self.slot_names[s] for s in scope]
+        return tuple(n if names.count(n) == 1 else s for n, s in zip(names, scope))
+
     @property
     def digest(self) -> str:
         """sha256 of the rules text; with includes, of the text and every included file's

@@ -578,3 +578,37 @@ def test_a_state_array_of_lists_that_may_be_none_is_cloned(backend):
     c.apply("grow()")
     assert c.get_var("cs") == {"S1": ["S2", "S1"], "S2": None}
     assert s.get_var("cs") == {"S1": ["S2"], "S2": None}
+
+
+CALLER_LOCALS = """game CallerLocals
+players 2..2
+state { n: int = 0 }
+phase inner() {
+  let x = 5
+  choose players[0] { go() { n += x } }
+}
+flow {
+  let x = 1
+  choose players[1] { raise() { x = 2 } keep() { } }
+  run inner()
+  n += x
+}
+score p => n
+"""
+
+
+def test_a_callers_local_of_the_same_name_is_in_the_json(backend):
+    """At inner's pause the flow's x and inner's x are both in scope: each has its own key, so
+    two states that differ only in the flow's x have different JSON and digests."""
+    game = rulelang.load_text(CALLER_LOCALS, "caller.rules", backend=backend)
+    states = []
+    for first in ("raise()", "keep()"):
+        s = game.new_game(2)
+        s.apply(first)
+        states.append(s)
+    assert [json.loads(s.to_json())["locals"] for s in states] == [
+        {"x": 2, "inner.x": 5}, {"x": 1, "inner.x": 5}]
+    assert states[0].digest() != states[1].digest()
+    for s in states:
+        s.apply("go()")
+    assert [s.scores() for s in states] == [[7, 7], [6, 6]]

@@ -81,7 +81,9 @@ def test_each_name_reads_its_own_binding(backend):
     assert s.legal_actions() == ["go(1)", "go(2)", "peek(1)", "peek(2)"]
     s.apply("go(2)")  # activation x=1: grow(1, 2); the two y are k and x
     assert s.get_var("log")[5:] == [12, 102]
-    assert json.loads(s.to_json())["locals"] == {"k": 5, "x": 2, "x@1": 1}
+    # the flow's x and the phase's x are both in scope: each is keyed by its slot (the JSON
+    # once showed only the phase's, so two states differing in the flow's x had one digest)
+    assert json.loads(s.to_json())["locals"] == {"again.x": 2, "k": 5, "x": 7, "x@1": 1}
     s.apply("peek(2)")  # the standing body's own x (2000 + n); the phase's x is kept
     assert s.get_var("log")[7:] == [2000]
     assert s.legal_actions() == ["go(1)", "go(2)", "peek(2)"]

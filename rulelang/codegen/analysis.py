@@ -11,6 +11,7 @@ from rulelang.codegen.tree import (
     _conjuncts,
     _walk,
 )
+from rulelang.consts import ARITH_BOUND_OPS, arith_bound
 from rulelang.errors import RulesRuntimeError, Span
 from rulelang.semantics import BUILTINS
 
@@ -87,15 +88,8 @@ class Analysis:
         if isinstance(e, ast.CondExpr):
             a, b = self.int_bound(e.then, env), self.int_bound(e.orelse, env)
             return None if a is None or b is None else max(a, b)
-        if isinstance(e, ast.BinOp) and e.op in ("+", "-", "*", "//", "%"):
-            a, b = self.int_bound(e.left, env), self.int_bound(e.right, env)
-            if e.op == "//":
-                return a
-            if e.op == "%":
-                return b
-            if a is None or b is None:
-                return None
-            return a * b if e.op == "*" else a + b
+        if isinstance(e, ast.BinOp) and e.op in ARITH_BOUND_OPS:
+            return arith_bound(e.op, self.int_bound(e.left, env), self.int_bound(e.right, env))
         if isinstance(e, ast.Call) and self.p.refs.get(e, ("",))[0] == "def":
             d = self.p.defs[self.p.refs[e][1]]
             if isinstance(d.body, ast.Block):

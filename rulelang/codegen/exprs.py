@@ -134,6 +134,8 @@ class ExprPrinter:
         if k == "set":
             if t.elem.kind == "enum":
                 return ("s", tuple(self.p.enums[t.elem.name].members))
+            if t.elem.kind == "bool":  # bit 0 false, bit 1 true; JSON false/true
+                return ("s", (False, True))
             return ("S",)
         if k == "list":
             return ("l", self.desc(t.elem))

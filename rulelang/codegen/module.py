@@ -174,8 +174,8 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
             acts[pc] = f"outcomes_{name}"
         texts[pc] = f"text_{name}"
         applies[pc] = f"apply_{name}"
-        scopes[pc] = tuple((program.slot_names[s], slot_attr(s), em.desc(program.slot_types[s]))
-                           for s in ins.scope)
+        scopes[pc] = tuple((key, slot_attr(s), em.desc(program.slot_types[s]))
+                           for key, s in zip(program.local_keys(ins.scope), ins.scope))
         loops[pc] = tuple((f"it_{em.names.loop[k]}", f"ix_{em.names.loop[k]}",
                            em.desc(low.loop_elem[k])) for k in ins.loops)
 

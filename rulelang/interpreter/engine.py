@@ -567,9 +567,8 @@ class State:
             ins = g.lowered.code[self.pc]
             obj["pc"] = self.pc
             scope = getattr(ins, "scope", ())
-            obj["locals"] = {prog.slot_names[s]: g.format_value(self.frame.get(s),
-                                                                 prog.slot_types[s])
-                             for s in scope}
+            obj["locals"] = {key: g.format_value(self.frame.get(s), prog.slot_types[s])
+                             for key, s in zip(prog.local_keys(scope), scope)}
             obj["loops"] = [[[g.format_value(x, g.lowered.loop_elem[k])
                               for x in self.frame[f"$it{k}"]], self.frame[f"$ix{k}"]]
                             for k in getattr(ins, "loops", ())]
@@ -580,13 +579,30 @@ class State:
 
     def set_vars(self, values: dict) -> None:
         """Overwrite state variables from their JSON form (scenario set-up for tests and
-        designers); the pending decision stays where it is and its legal actions are redone."""
+        designers); the pending decision stays where it is and its legal actions are redone
+        at once, so a fault in them is raised here, with the state as it was."""
         prog = self.game.program
-        for name, j in values.items():
+        for name in values:
             if name not in prog.state_types:
                 raise KeyError(f"no state variable {name!r}")
-            self.write(name, self.game.parse_value(j, prog.state_types[name]))
+        # all or nothing: every value is read before anything is written, and if working out
+        # the pending choices faults with the new values, the old ones are put back
+        new = {name: self.game.parse_value(j, prog.state_types[name])
+               for name, j in values.items()}
+        old = {name: self.vars[name] for name in new}
+        cache = self._actions_cache
+        for name, v in new.items():
+            self.write(name, v)
         self._actions_cache = None
+        if self.current_player != TERMINAL:
+            try:
+                self._choices()
+            except BaseException:
+                for name, v in old.items():
+                    self.write(name, v)
+                self._actions_cache = cache
+                self._memo = {}  # entries made with the new values would describe them
+                raise
 
     def get_var(self, name: str):
         """A state variable in its JSON form."""

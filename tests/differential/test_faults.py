@@ -141,3 +141,46 @@ def test_a_when_ending_in_a_switched_off_param_still_runs_its_tests_first(backen
         game.new_game(2)
     assert err.value.location.endswith("folded.rules:5:29")
     assert err.value.message == "min() of an empty collection"
+
+
+SET_VARS_RULES = """game SetVars
+players 2..2
+state {
+  d: int = 1
+  pts: int[player] = 0
+}
+flow {
+  for p in players {
+    choose p {
+      pick(k: int in 0..2) when 10 // d > k { pts[p] += k }
+    }
+  }
+}
+score p => pts[p]
+"""
+
+
+def test_set_vars_is_all_or_nothing(backend, tmp_path):
+    """set_vars works out the pending choices at once: new values that make them fault raise
+    the fault there and leave the state as it was; an unknown name writes nothing."""
+    path = tmp_path / "setvars.rules"
+    path.write_text(SET_VARS_RULES, encoding="utf-8")
+    s = rulelang.load(str(path), backend=backend).new_game(2)
+    before = (s.to_json(), s.digest(), s.legal_actions())
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        s.set_vars({"pts": [5, 6], "d": 0})
+    assert err.value.location == f"{path}:10:33"
+    assert err.value.message == "division by zero"
+    assert (s.to_json(), s.digest(), s.legal_actions()) == before
+    with pytest.raises(KeyError):
+        s.set_vars({"d": 5, "nosuch": 1})
+    assert s.get_var("d") == 1
+    s.set_vars({"d": 4, "pts": [5, 6]})  # 10 // 4 = 2: pick(2) is no longer legal
+    assert s.legal_actions() == ["pick(0)", "pick(1)"]
+    s.apply("pick(1)")
+    mid = (s.to_json(), s.legal_actions())
+    with pytest.raises(rulelang.RulesRuntimeError):
+        s.set_vars({"d": 0})
+    assert (s.to_json(), s.legal_actions()) == mid
+    s.apply("pick(0)")
+    assert s.is_terminal() and s.scores() == [6, 6]

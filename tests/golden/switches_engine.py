@@ -404,8 +404,8 @@ _APPLY = [None, None, None, None, None, None, None, None, None, apply_go, None, 
 
 # state variables: (name, attribute, type descriptor, visibility)
 _VARS = (('pos', 'v_pos', ('p', ('i',)), 'public'), ('bank', 'v_bank', ('i',), 'public'))
-# locals in scope at each pause: pc -> ((name, attribute, descriptor), ...)
-_SCOPES = {9: (('r', 'l_r', ('i',)), ('p', 'l_p', ('i',)), ('p', 'l_turn__p', ('i',)))}
+# locals in scope at each pause: pc -> ((JSON key, attribute, descriptor), ...)
+_SCOPES = {9: (('r', 'l_r', ('i',)), ('p', 'l_p', ('i',)), ('turn.p', 'l_turn__p', ('i',)))}
 # loops open at each pause: pc -> ((items attribute, index attribute, element descriptor), ...)
 _LOOPS = {9: (('it_r', 'ix_r', ('i',)), ('it_p', 'ix_p', ('i',)))}
 
@@ -632,14 +632,25 @@ class State:
         return obj
 
     def set_vars(self, values):
+        """All or nothing: the names are checked and every value read before anything is
+        written, and if working out the pending choices faults with the new values, the old
+        ones are put back before the fault is raised."""
         known = {name: (attr, desc) for name, attr, desc, _vis in _VARS}
-        for name, j in values.items():
+        for name in values:
             if name not in known:
                 raise KeyError(f"no state variable {name!r}")
-            attr, desc = known[name]
-            setattr(self, attr, from_json_value(j, desc))
+        new = [(known[name][0], from_json_value(j, known[name][1])) for name, j in values.items()]
+        old = [(attr, getattr(self, attr)) for attr, _v in new]
+        old.append(("_acts", self._acts))
+        for attr, v in new:
+            setattr(self, attr, v)
         if self.current_player >= 0 or self.current_player == CHANCE:
-            self._acts = _ACTS[self.pc](self)
+            try:
+                self._acts = _ACTS[self.pc](self)
+            except BaseException:
+                for attr, v in old:
+                    setattr(self, attr, v)
+                raise
         self._mark_origin()
 
     def get_var(self, name):
@@ -808,4 +819,4 @@ _LINEMAP = {219: 35, 220: 36, 221: 39, 222: 39, 223: 39, 224: 39, 225: 39, 226: 
         388: 54, 389: 54, 390: 54, 391: 54, 392: 54, 393: 54, 394: 54, 395: 54, 396: 54, 397: 54,
         398: 54, 399: 54, 400: 54, 401: 54, 402: 54, 403: 54, 404: 54, 405: 54, 406: 54, 407: 54,
         408: 54, 409: 54, 410: 54, 411: 54, 412: 54, 413: 54, 414: 54, 450: 31, 451: 32, 452: 32,
-        453: 32, 657: 77, 658: 77, 659: 77}
+        453: 32, 668: 77, 669: 77, 670: 77}

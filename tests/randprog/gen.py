@@ -102,6 +102,9 @@ class Gen:
         self.defs: list[tuple[str, list[str], str]] = []
         self.kept_defs: list[tuple[str, str]] = []  # gen_kept_def: name, result type
         self.keyed_defs: list[tuple[str, str]] = []  # gen_keyed_def: name, parameter enum
+        self.big_defs: list[tuple[str, int, int]] = []  # gen_big_def: name, safe top, factor
+        # gen_domain_defs: set def, its player parameter, its filter, bool def, enum
+        self.domain_defs: list[tuple[str, str, str, str, str]] = []
         self.phases: list[tuple[str, list[str]]] = []
         self.deep_phases: set[int] = set()  # phases declared with `depth N`: may run themselves
         self.phase_text: dict[str, str] = {}  # phase name -> its body's lines
@@ -277,7 +280,7 @@ class Gen:
         out.append("state {")
         enums = self.enum_types(False)
         specs = [("int", None), ("int[player]", None), ("bool", None), ("list<int>", None),
-                 ("set<player>", None), ("player?", None)]
+                 ("set<player>", None), ("player?", None), ("set<bool>", None)]
         for e in enums:
             specs += [(set_of(e), None), (f"int[{e}]", None), (f"{e}?", None)]
         for g in [e for e in self.enums if self.enums[e]["grid"]]:
@@ -287,6 +290,8 @@ class Gen:
         if not any(t == "int[player]" for t, _ in chosen):
             chosen.append(("int[player]", None))
         for t, _ in chosen:
+            if t == "set<bool>":
+                self.features.add("set of bool")
             name = self.name("sv")
             vis = ""
             if t == "int[player]" and self.chance(0.4):
@@ -326,6 +331,13 @@ class Gen:
                 body.append(f"  if {c} {{")
                 body.append(f"    return {self.expr(ret, env2, ctx)}")
                 body.append("  }")
+                if self.faults and self.chance(0.5):
+                    # a fail in a def the compiler may expand where it is called
+                    # (plan_inlining): the same fault, at the same place, either way
+                    body.append(f"  if {self.cond(env2, ctx, 1)} {{")
+                    body.append(f'    fail "def fault {self.n}"')
+                    body.append("  }")
+                    self.features.add("fault: fail in def")
                 body.append(f"  return {self.expr(ret, env2, ctx)}")
                 out += lines + body + ["}"]
             self.defs.append((name, args, ret))
@@ -334,6 +346,52 @@ class Gen:
             self.gen_kept_def(out)
         if self.chance(0.5):
             self.gen_keyed_def(out)
+        if self.chance(0.3):
+            self.gen_big_def(out)
+        if self.chance(0.35):
+            self.gen_domain_defs(out)
+
+    def gen_big_def(self, out: list[str]) -> None:
+        """A def whose result comes near the int limit (10**100 - 1) for an argument in a small
+        constant range: the compiler drops its limit check where the ranges of the arguments
+        prove that the result fits (plan_int_ranges, analysis.int_bound), and must keep it
+        where they do not (stmt_big and big_option call it with 0..top, and, in programs with
+        faults, now and then with 0..top + 1, whose last value overflows)."""
+        name = self.name("bg")
+        a = f"a_{name}"
+        top = self.r.randint(1, 4)
+        factor = (10 ** 100 - 1) // top - self.r.randint(0, 9)
+        out.append(f"def {name}({a}: int) -> int = {a} * {factor} - {self.r.randint(0, 9)}")
+        self.big_defs.append((name, top, factor))
+        self.features.add("big int def")
+
+    def big_range(self) -> tuple[str, int, str]:
+        """A big def, the range to call it over, and the divisor that brings it back down."""
+        name, top, factor = self.pick(self.big_defs)
+        if self.chance(self.faults * 5):
+            top += 1
+            self.features.add("fault: int limit")
+        return name, top, str(factor)
+
+    def gen_domain_defs(self, out: list[str]) -> None:
+        """A def giving the members of an enum that pass a filter (`{y for y in E if P(y, a)}`)
+        and a bool def over one member, either of which may fault: options range over the first
+        and test the second, and the filter again, in their `when` (Automobile's
+        build(m in build_spaces(p), ...) when can_build(p, m, ...)), the shapes a compiler may
+        push down to the outer loop or drop as implied by the domain (domain_option)."""
+        en = self.pick(self.enum_types())
+        name = self.name("dm")
+        a, y = f"a_{name}", self.name("dy")
+        ctx = Ctx(pure=True, pauses=False, ret=set_of(en))
+        test = self.filter_test(y, en, self.globals_env() + [Var(a, PLAYER, "local")], ctx)
+        out.append(f"def {name}({a}: player) -> {set_of(en)} = {{{y} for {y} in {en} if {test}}}")
+        bname = self.name("db")
+        b = f"a_{bname}"
+        body = self.filter_test(b, en, self.globals_env(), Ctx(pure=True, pauses=False, ret=BOOL))
+        out.append(f"def {bname}({b}: {en}) -> bool = {body}")
+        self.defs.append((bname, [en], BOOL))
+        self.domain_defs.append((name, a, re.sub(rf"\b{y}\b", "@", test), bname, en))
+        self.features.add("domain def")
 
     def gen_keyed_def(self, out: list[str]) -> None:
         """A def of the shape the compiler keeps per argument (codegen plan_keyed_defs): one
@@ -725,7 +783,7 @@ class Gen:
             lambda: "{" + ", ".join(self.expr(et, env, ctx, d + 1)
                                     for _ in range(self.r.randint(1, 3))) + "}",
         ]
-        src = et if et in self.enums else ("players" if et == PLAYER else None)
+        src = et if et in self.enums else {PLAYER: "players", BOOL: "{false, true}"}.get(et)
         if src is not None:
             def comp():
                 x = self.name("sc")
@@ -811,6 +869,8 @@ class Gen:
         kinds = [("let", 3), ("assign", 6), ("coll", 2)]
         if not deep:
             kinds += [("if", 3), ("for", 2), ("while", 1)]
+            if self.big_defs and not ctx.pure:
+                kinds.append(("big", 0.7))
         if not ctx.pure and ctx.pauses:
             kinds += [("choose", 3), ("chance", 2)]
             if self.runnable(ctx):
@@ -940,6 +1000,19 @@ class Gen:
         out.append(f"{self.pad(ind)}}}")
         self.features.add("while")
 
+    def stmt_big(self, out, env, ctx, ind) -> None:
+        """A loop over a small constant range calling a big def (gen_big_def)."""
+        name, top, factor = self.big_range()
+        i = self.name("it")
+        out.append(f"{self.pad(ind)}for {i} in 0..{top} {{")
+        ints = [v for v in env if v.type == INT and v.assignable]
+        if ints and self.chance(0.7):
+            v = self.pick(ints).name
+            out.append(f"{self.pad(ind + 1)}{v} = {v} % 1000 + {name}({i}) // {factor}")
+        else:
+            out.append(f"{self.pad(ind + 1)}let {self.name('bl')} = {name}({i}) - {name}({i})")
+        out.append(f"{self.pad(ind)}}}")
+
     def stmt_break(self, out, env, ctx, ind) -> None:
         out.append(f"{self.pad(ind)}if {self.cond(env, ctx, 1)} {{")
         out.append(f"{self.pad(ind + 1)}break")
@@ -1035,6 +1108,65 @@ class Gen:
         self.features.add("layered when")
         return params, inner, " when " + " and ".join(conjuncts)
 
+    def big_option(self, env, ctx) -> tuple[list[str], list[Var], str]:
+        """An int parameter over a small constant range whose `when` calls a big def."""
+        name, top, factor = self.big_range()
+        pn = self.name("x")
+        when = f" when {name}({pn}) // {factor} != {self.r.randint(0, top)}"
+        return [f"{pn}: int in 0..{top}"], env + [Var(pn, INT, "oparam")], when
+
+    def domain_option(self, env, ctx) -> tuple[list[str], list[Var], str]:
+        """An option over a domain def's set, its `when` calling the bool def and the domain's
+        filter again (gen_domain_defs), the conjuncts in random order, with at times an int
+        parameter after it."""
+        name, a, test, bname, en = self.pick(self.domain_defs)
+        who = self.op(PLAYER, env, ctx, 2)
+        pn = self.name("x")
+        params = [f"{pn}: {en} in {name}({who})"]
+        inner = env + [Var(pn, en, "oparam")]
+        again = re.sub(rf"\b{a}\b", lambda _m: who, test).replace("@", pn)
+        conjuncts = [f"{bname}({pn})", f"({again})"]
+        if self.chance(0.5):
+            k = self.name("x")
+            params.append(f"{k}: int in 0..{self.r.randint(1, 3)}")
+            inner.append(Var(k, INT, "oparam"))
+            conjuncts.append(self.op(BOOL, inner, ctx, 1))
+        self.r.shuffle(conjuncts)
+        self.features.add("domain option")
+        return params, inner, " when " + " and ".join(conjuncts)
+
+    def path_sets(self) -> list[tuple[str, str, str]]:
+        """(graph, state set over its cities, enum) for path_option."""
+        return [(g, v.name, en) for g, en in self.graphs for v in self.state
+                if v.type == set_of(en)]
+
+    def path_option(self, env, ctx) -> tuple[list[str], list[Var], str]:
+        """A city parameter tested by path_cost from a state set (statements add to it and
+        remove from it), at times within another state set, at times under a player parameter:
+        the shape whose distances the compiler fetches once per listing (plan_path_rows)."""
+        g, start, en = self.pick(self.path_sets())
+        params: list[str] = []
+        inner = list(env)
+        if self.chance(0.4):
+            p = self.name("x")
+            params.append(f"{p}: player")
+            inner.append(Var(p, PLAYER, "oparam"))
+        x = self.name("x")
+        params.append(f"{x}: {en}")
+        inner.append(Var(x, en, "oparam"))
+        within = [v.name for v in self.state if v.type == set_of(en)]
+        args = f"{g}, {start}, {x}" + (f", {self.pick(within)}" if self.chance(0.4) else "")
+        k = self.r.randint(0, 8)
+        if self.chance(self.faults * 4):
+            self.features.add("fault: none")
+            when = f"path_cost({args}) <= {k}"
+        else:
+            when = f"(if path_cost({args}) == none then false else path_cost({args}) <= {k})"
+        if len(params) == 2 and self.chance(0.5):
+            when += f" and {self.op(BOOL, inner, ctx, 1)}"
+        self.features.add("path option")
+        return params, inner, " when " + when
+
     def filter_test(self, pn: str, t: str, env: list[Var], ctx: Ctx) -> str:
         """A bool that mostly reads the parameter pn (of type t), over env."""
         near = env + [Var(pn, t, "loop")]
@@ -1056,7 +1188,12 @@ class Gen:
         for i in range(n_opts):
             name = self.name("op")
             last = i == n_opts - 1
-            if self.chance(0.2):
+            special = [f for f, ok in ((self.big_option, self.big_defs),
+                                       (self.domain_option, self.domain_defs),
+                                       (self.path_option, self.path_sets())) if ok]
+            if special and self.chance(0.2):
+                params, inner, when = self.pick(special)(env, ctx)
+            elif self.chance(0.2):
                 params, inner, when = self.layered_option(env, ctx)
             else:
                 params = []

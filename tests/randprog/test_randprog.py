@@ -36,7 +36,8 @@ REQUIRED = {
     "choose else", "phase depth", "phase re-entry", "standing option", "reveal of a draw",
     "array constructor", "array literal", "graph value", "reversed", "index_of",
     "fault: index_of", "kept def", "keyed def", "layered when", "filtered domain",
-    "phase re-entry in a loop",
+    "phase re-entry in a loop", "fault: fail in def", "big int def", "fault: int limit",
+    "domain def", "domain option", "path option", "set of bool",
 }
 
 
