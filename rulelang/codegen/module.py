@@ -275,8 +275,11 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     # and only those, are copied from rulelang.runtime.
     text, read, defined = link(text)
     imports, helpers = helpers_for(read, defined)
-    imports = sorted(imports) + ["from fractions import Fraction",
-                                 "from random import Random as _Random"]
+    # isort's order (the project's ruff config checks generated modules): plain imports, then
+    # from-imports, each by module
+    imports = sorted({*imports, "from fractions import Fraction",
+                      "from random import Random as _Random"},
+                     key=lambda line: (line.startswith("from "), line.split()[1]))
     text = text.replace(_IMPORTS_MARK, "\n".join(imports), 1)
     text = text.replace(_HELPERS_MARK, helpers.rstrip("\n"), 1)
     text = wrap_module(text)

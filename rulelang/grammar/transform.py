@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import pickle
+import sys
 from importlib import resources
 
 import lark
@@ -29,8 +31,12 @@ def grammar_text() -> str:
     return resources.files("rulelang.grammar").joinpath(_GRAMMAR).read_text(encoding="utf-8")
 
 
-def grammar_digest(text: str) -> str:
-    return hashlib.sha256(("lark " + lark.__version__ + "\n" + text).encode()).hexdigest()
+def tables_header(text: str, lark_version: str | None = None) -> str:
+    """The first line of the shipped tables: the grammar's sha256 and the Lark version that
+    built them. Tables are used only when both match (another Lark may lay its tables out
+    otherwise); with another Lark installed the parser is built in memory instead."""
+    version = lark.__version__ if lark_version is None else lark_version
+    return f"{hashlib.sha256(text.encode()).hexdigest()} lark {version}"
 
 
 def build_parser(strict: bool = False) -> Lark:
@@ -41,13 +47,70 @@ def build_parser(strict: bool = False) -> Lark:
 
 def write_tables(path: str | None = None) -> str:
     """Write the prebuilt parser tables shipped with the package (run after editing the grammar:
-    `python -m rulelang.grammar`)."""
+    `python -m rulelang.grammar`). The same grammar always gives the same bytes (see
+    _canonical_tables), so the file changes only when the grammar does."""
     target = path or str(resources.files("rulelang.grammar").joinpath(_TABLES))
     text = grammar_text()
+    buf = io.BytesIO()
+    build_parser().save(buf)
     with open(target, "wb") as f:
-        f.write(grammar_digest(text).encode() + b"\n")
-        build_parser().save(f)
+        f.write(tables_header(text).encode() + b"\n")
+        f.write(_canonical_tables(buf.getvalue()))
     return target
+
+
+def _canonical_tables(saved: bytes) -> bytes:
+    """Lark.save's bytes with the LALR table numbered canonically. Lark numbers its states and
+    terminals in an order that varies from run to run (it walks sets of objects), so two builds
+    of one grammar gave different files. Here terminals are numbered by name and states in the
+    order a breadth-first walk from the start states meets them (transitions by terminal name);
+    shift targets and the start and end states follow. Lark.load reads the result as it reads
+    its own: the numbers only name states and terminals."""
+    obj = pickle.loads(saved)  # noqa: S301 - our own bytes, just written by Lark.save
+    table = obj["data"]["parser"]["parser"]
+    names = table["tokens"]  # number -> terminal name
+    states = table["states"]  # state -> {terminal number: (action, argument)}
+    by_name = {st: {names[t]: act for t, act in row.items()} for st, row in states.items()}
+    order: list = []
+    seen: set = set()
+    queue = [table["start_states"][k] for k in sorted(table["start_states"])]
+    queue += [table["end_states"][k] for k in sorted(table["end_states"])]
+    while queue:
+        st = queue.pop(0)
+        if st in seen:
+            continue
+        seen.add(st)
+        order.append(st)
+        for name in sorted(by_name[st]):
+            action, arg = by_name[st][name]
+            if action == 0 and arg not in seen:  # a shift: arg is the next state
+                queue.append(arg)
+    if len(order) != len(states):
+        raise AssertionError("parser tables: states unreachable from the start states")
+    number = {st: i for i, st in enumerate(order)}
+    token_ids = {name: i for i, name in enumerate(sorted(set(names.values())))}
+    table["tokens"] = {i: name for name, i in token_ids.items()}
+    table["states"] = {
+        number[st]: {token_ids[name]: (action, number[arg] if action == 0 else arg)
+                     for name, (action, arg) in sorted(by_name[st].items())}
+        for st in order}
+    table["start_states"] = {k: number[v] for k, v in sorted(table["start_states"].items())}
+    table["end_states"] = {k: number[v] for k, v in sorted(table["end_states"].items())}
+    # Pickle writes an object met twice as a reference to the first: rebuilt with a fresh
+    # container everywhere and one object per string value, equal data gives equal bytes.
+    return pickle.dumps(_fresh(obj), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _fresh(x):
+    if isinstance(x, dict):
+        return {_fresh(k): _fresh(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return type(x)([_fresh(v) for v in x])
+    if isinstance(x, str):
+        return sys.intern(x)
+    if x is None or isinstance(x, bool | int):
+        return x
+    raise TypeError(f"parser tables: unexpected {type(x).__name__}")
 
 
 @functools.cache
@@ -62,7 +125,7 @@ def _parser() -> Lark:
     except OSError:
         data = b""
     head, _, body = data.partition(b"\n")
-    if head.decode("ascii", "replace") == grammar_digest(text):
+    if head.decode("ascii", "replace") == tables_header(text):
         try:
             return Lark.load(io.BytesIO(body))
         except Exception:  # noqa: BLE001 - damaged tables: rebuild below
