@@ -89,23 +89,25 @@ class AggregatePrinter:
         ic = self._loop(e, c)
         body = ic.sink
         if cap is not None:
-            body.emit(f"if {self.ex(e.elem, ic)}:")
-            body.emit(f"    {cap}.append({pair(ic.py[self.p.slots[e]])})")
-            body.emit(f"    {t} = True")
+            then = self.test(e.elem, ic)
+            then.emit(f"{cap}.append({pair(ic.py[self.p.slots[e]])})")
+            then.emit(f"{t} = True")
             return t
         if f == "count":
-            body.emit(f"if {self.ex(e.elem, ic)}:")
-            body.emit(f"    {t} += 1")
+            self.test(e.elem, ic).emit(f"{t} += 1")
         elif f == "sum":
             body.emit(f"{t} += {self.nn(e.elem, ic)}")
         elif f in ("any", "all"):
             # The interpreter evaluates every element before it decides: stop early only when
             # the remaining elements cannot fault.
-            code = self.ex(e.elem, ic) if f == "any" else self.ex_not(e.elem, ic)
-            body.emit(f"if {code}:")
-            body.emit(f"    {t} = {'True' if f == 'any' else 'False'}")
+            if f == "any":
+                then = self.test(e.elem, ic)
+            else:
+                body.emit(f"if {self.ex_not(e.elem, ic)}:")
+                then = body.deeper()
+            then.emit(f"{t} = {'True' if f == 'any' else 'False'}")
             if self.safe(e.elem):
-                body.emit("    break")
+                then.emit("break")
         elif f == "first":
             body.emit(f"{t} = {self.ex(e.elem, ic)}")
             body.emit("break")

@@ -17,6 +17,8 @@ from tests.differential.lockstep import snapshot
 
 PASSES = os.path.join(ROOT, "tests", "fixtures", "passes.rules")
 PEEL = os.path.join(ROOT, "tests", "fixtures", "peel.rules")
+WIDE_PEEL = os.path.join(ROOT, "tests", "fixtures", "widepeel.rules")
+AND_TESTS = os.path.join(ROOT, "tests", "fixtures", "andtests.rules")
 KEYED = os.path.join(ROOT, "tests", "fixtures", "keyed.rules")
 NONE_FACTS = os.path.join(ROOT, "tests", "fixtures", "nonefacts.rules")
 PUSHDOWN = os.path.join(ROOT, "tests", "fixtures", "pushdown.rules")
@@ -123,6 +125,67 @@ def test_peeled_sets_are_used():
     peels = [line for line in src.splitlines() if line.endswith(".bit_length() - 1")]
     assert len(peels) == 1 and peels[0].strip().startswith("v_c_3 = _t")
     assert "for v_c_2 in bits(s.v_pile[s.l_p]):" in src
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_peeled_wide_state_sets_in_lockstep(players):
+    ends = {}
+    for seed in range(60):
+        _steps, where = _play(players, seed, WIDE_PEEL)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at worth(7) in top_worth's `any` (the `if` test), in the walk over
+    # the hand (`for c in hand[p]`) or in play's body
+    assert ends.get(None, 0) > 20
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == {"widepeel.rules:24:40", "widepeel.rules:43:19", "widepeel.rules:58:21"}
+
+
+def test_peeled_wide_state_sets_are_used():
+    """Walks over an entry of an array of sets of a grid of 80 cells peel the mask
+    (plan_peel_sets): the `for` over the hand, the aggregates of high and top_worth, the
+    domain of play's parameter; the walk over the board, no array entry, keeps bits."""
+    src = compile_program(rulelang.check_file(WIDE_PEEL))
+    peels = [line.strip().split(" = ")[0] for line in src.splitlines()
+             if line.endswith(".bit_length() - 1")]
+    assert peels == ["v_c_2", "v_high__c", "v_top_worth__c", "v_c_4"]
+    assert "for v_c_3 in bits(s.v_board):  # rules:49" in src
+    assert "in bits(s.v_hand" not in src and "in bits(_v_hand" not in src
+
+
+def test_acquire_hands_are_peeled():
+    """Acquire's hands (sets of 108 tiles, one per player) are walked by peeling, its board
+    (one set) through bits."""
+    src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
+    assert "_v_hand" in src and "in bits(_v_hand" not in src and "in bits(s.v_hand" not in src
+    assert "for v_merger__x in bits(s.v_board):  # rules:288" in src
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_and_tests_as_nested_ifs_in_lockstep(players):
+    ends = {}
+    for seed in range(60):
+        _steps, where = _play(players, seed, AND_TESTS)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at worth(9) inside price, asked in the nested tests (or in buy)
+    assert ends.get(None, 0) > 40
+    assert {os.path.basename(w) for w in ends if w is not None} == {"andtests.rules:20:28"}
+    assert sum(n for w, n in ends.items() if w is not None) > 3
+
+
+def test_and_tests_are_nested_ifs():
+    """An aggregate's `and` element whose right operand needs statements (price, kept per
+    gem) is tested as nested ifs (ExprPrinter.test), with no temporary holding the `and`: in
+    the `any` shared with the decision, the `count` and the `any` of the flow tests."""
+    src = compile_program(rulelang.check_file(AND_TESTS))
+    lines = [line.strip() for line in src.splitlines()]
+    for left, right in (("_v_stock[v_g] > 0", "_v_coins[_l_p] >= _t4"),
+                        ("_v_stock[v_g_4] > 1", "_t6 > 4"), ("_v_stock[v_g_5] > 2", "_t9 < 8")):
+        at = lines.index(f"if ({left}):")
+        assert lines[at + 1].endswith("= s.c_price")
+        assert next(x for x in lines[at + 1:] if x.startswith("if (")) == f"if ({right}):"
+    assert not any(re.fullmatch(r"_t\d+ = \(\(_v_stock\[.*\) and .*", line) for line in lines)
+    assert "if ((_v_size[v_can_buy__c] > 0) and (_v_bank[v_can_buy__c] > 0)):" in compile_program(
+        rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
 
 
 @pytest.mark.parametrize("players", [2, 3])
