@@ -16,8 +16,6 @@ import hashlib
 import heapq
 import json
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import is_not
 
 CHANCE = -1
 TERMINAL = -2
@@ -563,13 +561,12 @@ def action_name(action):
 def reveal(seen, history, names, draws=()):
     """`reveal a, b`: the secret choices (marked -2 - player) of the actions `names` and the
     hidden draws (marked with their one viewer, or -1 for nobody) of the chance nodes `draws`
-    made so far become public (None). The entries still hidden are found at C speed (a long
-    game's history is mostly public already)."""
-    for i in compress(range(len(seen)), map(is_not, seen, repeat(None))):
-        w = seen[i]
-        group = names if w <= -2 else draws
-        if group and action_name(history[i]) in group:
-            seen[i] = None
+    made so far become public (None)."""
+    for i, w in enumerate(seen):
+        if w is not None:
+            group = names if w <= -2 else draws
+            if group and action_name(history[i]) in group:
+                seen[i] = None
 
 
 def canonical_json(obj):
