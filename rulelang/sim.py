@@ -361,30 +361,20 @@ def _drive_random(game: Any, state: Any, rng: random.Random,
                 break
             if player == CHANCE:
                 weights = chance_weights()
-                if weights is not None:
-                    k = weighted_index(rng, weights)
-                else:
-                    n = num_choices()
-                    if bits_of is not None and n:
-                        b = n.bit_length()
-                        k = bits_of(b)
-                        while k >= n:
-                            k = bits_of(b)
-                    else:
-                        k = randrange(n)
+                k = weighted_index(rng, weights) if weights is not None else -1
                 chance_events += 1
             else:
                 k = end_index() if end_index is not None else -1
-                if k < 0:
-                    n = num_choices()
-                    if bits_of is not None and n:
-                        b = n.bit_length()
-                        k = bits_of(b)
-                        while k >= n:
-                            k = bits_of(b)
-                    else:
-                        k = randrange(n)
                 decisions += 1
+            if k < 0:  # uniform over the choices or outcomes
+                n = num_choices()
+                if bits_of is not None and n:
+                    b = n.bit_length()
+                    k = bits_of(b)
+                    while k >= n:
+                        k = bits_of(b)
+                else:
+                    k = randrange(n)
             apply_index(k)
             if record:
                 digests.append(state.digest())
