@@ -26,9 +26,15 @@ limit:
   reads from outside (option parameters and flow locals: Reads.locals_of), unless it is one
   def call (the def's own table then does it).
   Each table belongs to one State and is dropped by State.write, the only place where state
-  variables change, for exactly the variables it reads (Reads.of_def / of_expr: found
-  statically from the checker's name references, through the defs it calls). Defs cannot
-  change state (the checker's E016), so nothing else can make a value stale. A value that
+  variables change (with write_at), for exactly the variables it reads (Reads.of_def /
+  of_expr: found statically from the checker's name references, through the defs it calls).
+  Defs cannot change state (the checker's E016), so nothing else can make a value stale.
+  A write through one index (v[i] = ..., v[i][j] += ...: State.write_at) drops less: a table
+  whose def or test reads v only as v[s], s one of its key's parts (a def's parameter, a
+  test's outside local, also passed on as such to the defs it calls: Reads.at_index), loses
+  only the entries whose key holds i there. Such an entry's value depends on v only through
+  v[i] and v's length; a write through an index changes neither the other items nor the
+  length. Each table lists its keys per index at those positions (_Table.by). A value that
   faults is not remembered: the same fault comes again at the same place. A clone starts with
   empty tables, a fault that undoes an apply empties them (entries made after a write would
   describe the undone state), set_vars writes through State.write. VERIFY_MEMO checks every
@@ -165,6 +171,11 @@ class Game:
         self._option_slots: dict[ast.Option, tuple[str, ...]] = {}
         self._def_parts: dict[ast.DefDecl, tuple] = {}
         self.readers: dict[str, list] = {}
+        # per state variable, the keys reading it wholly, and (key, position) of those that
+        # read it only at the index their key holds at that position; per key, those positions
+        self.whole_readers: dict[str, list] = {}
+        self.readers_at: dict[str, list] = {}
+        self.positions: dict[object, tuple] = {}
         # standing options, flat: option index len(decision's options) + j is the j-th
         self.standing = [(sd, opt) for sd in program.standing for opt in sd.options]
         self._watched: set = set()
@@ -192,14 +203,27 @@ class Game:
     def watch(self, key) -> None:
         """List memo table `key` (a DefDecl or a `when` expression) under the state variables it
         reads, before its first table is made: whatever code path evaluates a def or a `when`
-        test, its table is dropped by the right writes."""
+        test, its table is dropped by the right writes. A variable it reads only at an index
+        given by one of its key's parts (Reads.at_index: a def's parameter, a `when` test's
+        outside local) is also listed in readers_at with that part's position: a write
+        through one index of it drops only the entries whose key has that index there."""
         if key not in self._watched:
             self._watched.add(key)
             self.trials[key] = [0, 0]  # its first tables' lookups and hits (_new_table)
-            reads = self.reads.of_def(key.name) if isinstance(key, ast.DefDecl) \
-                else self.reads.of_expr(key)
-            for v in reads:
+            if isinstance(key, ast.DefDecl):
+                whole, at = self.reads.at_def(key.name)
+            else:  # a when table's key: the values of its outside locals (one: the value)
+                slots = self.reads.locals_of(key)
+                whole, at = self.reads.at_index(
+                    key, {s: (i if len(slots) > 1 else None) for i, s in enumerate(slots)})
+            for v in whole:
                 self.readers.setdefault(v, []).append(key)
+                self.whole_readers.setdefault(v, []).append(key)
+            for v, where in at.items():
+                self.readers.setdefault(v, []).append(key)
+                self.readers_at.setdefault(v, []).extend((key, j) for j in sorted(
+                    where, key=str))
+            self.positions[key] = tuple(sorted({j for js in at.values() for j in js}, key=str))
 
     # -- formatting values by type
     def format_value(self, v, t: T.Type):
@@ -317,8 +341,31 @@ class Game:
         return tuple(inner for _ in range(size))
 
 
-class _Trial(dict):
-    """A memo table on trial (Evaluator._new_table): a dict that counts, in `counts` (the
+class _Table(dict):
+    """A memo table: a dict of key -> value, and for a def or test that reads some variable
+    only at the index one of its key's parts gives (Game.positions), `by`: per such position,
+    {index: the keys stored with that index there}, so that a write through one index drops
+    those entries only (State.write_at). A key is listed when it is stored (remember); a list
+    is emptied when its entries are dropped (a key dropped through another position stays
+    listed, and dropping it again finds nothing)."""
+
+    __slots__ = ("by",)
+
+    def remember(self, key, value) -> None:
+        self[key] = value
+        by = self.by
+        if by is not None:
+            for j, index in by.items():
+                k = key if j is None else key[j]
+                keys = index.get(k)
+                if keys is None:
+                    index[k] = [key]
+                else:
+                    keys.append(key)
+
+
+class _Trial(_Table):
+    """A memo table on trial (Evaluator._new_table): a table that counts, in `counts` (the
     game's [lookups, hits] of its key), the lookups of get() and those that find a value."""
 
     __slots__ = ("counts",)
@@ -465,6 +512,26 @@ class State:
         if memo and vars.get(name, _MISSING) != value:
             for key in self.game.readers.get(name, ()):
                 memo.pop(key, None)
+        vars[name] = value
+
+    def write_at(self, name: str, i, value) -> None:
+        """Set state variable `name` to `value`, a container equal to its value but for item i
+        (a write through one index: v[i] = ..., v[i][j] += ...). Tables of what reads v wholly
+        are dropped; of what reads v only at an index its key holds (Game.readers_at), only the
+        entries whose key holds i there: the others read only other items of v, which are
+        unchanged, and its length, which is too. Nothing is dropped if item i is equal to the
+        one it replaces."""
+        vars = self.vars
+        memo = self._memo
+        if memo and vars[name][i] != value[i]:
+            g = self.game
+            for key in g.whole_readers.get(name, ()):
+                memo.pop(key, None)
+            for key, j in g.readers_at.get(name, ()):
+                table = memo.get(key)
+                if table is not None:
+                    for k in table.by[j].pop(i, ()):
+                        table.pop(k, None)
         vars[name] = value
 
     def is_terminal(self) -> bool:
@@ -723,7 +790,8 @@ class _Evaluator(ExprEvaluator):
                 return self._run_def(d, args)
         v = table.get(args, _MISSING)
         if v is _MISSING:
-            v = table[args] = self._run_def(d, args)
+            v = self._run_def(d, args)
+            table.remember(args, v)
         elif VERIFY_MEMO:
             fresh = self._run_def(d, args)
             assert fresh == v and type(fresh) is type(v), (d, args, v, fresh)
@@ -759,16 +827,19 @@ class _Evaluator(ExprEvaluator):
         g.watch(key)
         trial = g.trials.get(key)
         if trial is None:  # a key tried and kept
-            table = self.s._memo[key] = {}
+            table = _Table()
         elif trial[0] < TRIAL_LOOKUPS:
-            table = self.s._memo[key] = _Trial()
+            table = _Trial()
             table.counts = trial
         else:
             del g.trials[key]
             if trial[1] * TRIAL_HITS < trial[0]:
                 g.memo_off.add(key)
                 return None
-            table = self.s._memo[key] = {}
+            table = _Table()
+        positions = g.positions[key]
+        table.by = {j: {} for j in positions} if positions else None
+        self.s._memo[key] = table
         return table
 
     # -- decisions and chance
@@ -809,7 +880,8 @@ class _Evaluator(ExprEvaluator):
                         return bool(test(ev, env))
                 v = table.get(key, _MISSING)
                 if v is _MISSING:
-                    v = table[key] = bool(test(ev, env))
+                    v = bool(test(ev, env))
+                    table.remember(key, v)
                 elif VERIFY_MEMO:
                     assert v is bool(test(ev, env)), (e, key, v)
                 return v
@@ -1209,7 +1281,8 @@ class _Evaluator(ExprEvaluator):
         """The function write(ev, env, fn, v) that puts fn(old, v) in place of the value `old`
         at lvalue lv: its indices are evaluated (none-checked) first, then the variable read,
         each index checked against its list, and the new container written back (a state
-        variable through State.write). fn is the statement's, made once with it."""
+        variable through State.write, or State.write_at with its first index). fn is the
+        statement's, made once with it."""
         kind, name = self.p.refs[lv][:2]
         idx = tuple(self.nn_fn(i) for i in lv.indices)
         where, local = self.at(lv), kind == "local"
@@ -1225,15 +1298,18 @@ class _Evaluator(ExprEvaluator):
                 if local:
                     env[name] = tuple(items)
                 else:
-                    ev.s.write(name, tuple(items))
+                    ev.s.write_at(name, i, tuple(items))
             return write1
 
         def write(ev, env, fn, v):
             ix = [i(ev, env) for i in idx]
             if local:
                 env[name] = _update(env[name], ix, lambda old: fn(old, v), where)
+            elif ix:  # through its first index
+                ev.s.write_at(name, ix[0], _update(ev.vars[name], ix, lambda old: fn(old, v),
+                                                   where))
             else:
-                ev.s.write(name, _update(ev.vars[name], ix, lambda old: fn(old, v), where))
+                ev.s.write(name, fn(ev.vars[name], v))
         return write
 
     def exec_Assign(self, s):
