@@ -64,7 +64,10 @@ limit:
   parameters (after operands of no higher L) is found false, the candidates left under those
   L values would each find it false again and stop there, so the loops of the later parameters
   stop (dead_ends: only when the domains evaluated on the way read no later parameter, so they
-  would give the values they gave before, without a fault).
+  would give the values they gave before, without a fault). Conversely, once the leading
+  operands that read only the parameters before the last one have all been found true under
+  the current values of those, every value of the last parameter left would find them true
+  again, without a fault: the operands after them decide, in order (known_lead).
 - `any` / `all` stop at their first deciding element when no element can fault (faults.py, a
   small conservative analysis of the interpreter's own); otherwise every element is evaluated,
   as the language defines, so a later element's fault is still reported.
@@ -170,6 +173,8 @@ class Game:
         self.never_faults = NeverFaults(self.constants)
         self._option_slots: dict[ast.Option, tuple[str, ...]] = {}
         self._def_parts: dict[ast.DefDecl, tuple] = {}
+        # per (decision or chance node, option index): its action name and argument formatters
+        self.forms: dict[tuple, tuple] = {}
         self.readers: dict[str, list] = {}
         # per state variable, the keys reading it wholly, and (key, position) of those that
         # read it only at the index their key holds at that position; per key, those positions
@@ -409,16 +414,24 @@ class _Choices:
         return self._text(oi, values)
 
     def _form(self, oi: int) -> tuple[str, list]:
-        """The action name of run oi and one argument formatter per parameter."""
+        """The action name of run oi and one argument formatter per parameter (made once per
+        decision and option: Game.forms)."""
         node = self.ins.node
         g = self.game
-        if isinstance(node, ast.Chance):
-            return node.name, [g.formatter(g.program.slot_types[g.program.slots[node]])]
-        opt = g.option(node, oi)
-        return opt.name, [g.formatter(t) for t in g.option_types(opt)]
+        out = g.forms.get((node, oi))
+        if out is None:
+            if isinstance(node, ast.Chance):
+                out = node.name, [g.formatter(g.program.slot_types[g.program.slots[node]])]
+            else:
+                opt = g.option(node, oi)
+                out = opt.name, [g.formatter(t) for t in g.option_types(opt)]
+            g.forms[(node, oi)] = out
+        return out
 
     def _text(self, oi: int, values: tuple) -> str:
         name, fmts = self._form(oi)
+        if len(fmts) == 1:
+            return f"{name}({fmts[0](values[0])})"
         return f"{name}({', '.join(f(v) for f, v in zip(fmts, values))})"
 
     def texts(self) -> list[str]:
@@ -922,7 +935,8 @@ class _Evaluator(ExprEvaluator):
             domains = tuple(self.domain_fn(prm, slot) for prm, slot in zip(opt.params, slots))
             test = self.when_fn(opt.when) if opt.when is not None else None
             stops = self.dead_ends(opt, levels)
-            parts = self.fns[key] = (slots, domains, test, stops)
+            lead, tail = self.known_lead(opt, levels)
+            parts = self.fns[key] = (slots, domains, test, stops, lead, tail)
         return parts
 
     def _combos(self, opt: ast.Option, env: dict):
@@ -945,7 +959,7 @@ class _Evaluator(ExprEvaluator):
         parameter i forgets the values of the prefix parts that read it (ev.known[i + 1]);
         after each value, the loop stops if a conjunct in stops[i] is known false for the
         prefix it reads (see dead_ends)."""
-        slots, domains, test, stops = parts
+        slots, domains, test, stops, lead, tail = parts
         slot = slots[i]
         values = domains[i](self, env)
         stop = stops[i]
@@ -961,19 +975,75 @@ class _Evaluator(ExprEvaluator):
             head = tuple([env[s] for s in slots[:i]])
             if test is None:  # each value is a candidate
                 out += [head + (v,) for v in values]
-            elif stop:
-                for v in values:
-                    env[slot] = v
-                    if test(self, env):
-                        out.append(head + (v,))
-                    elif self._dead(stop):
-                        break
-            else:  # each value is a candidate if `when` holds
-                for v in values:
-                    env[slot] = v
-                    if test(self, env):
-                        out.append(head + (v,))
+                env.pop(slot, None)
+                return
+            values = iter(values)
+            for v in values:
+                env[slot] = v
+                if test(self, env):
+                    out.append(head + (v,))
+                elif stop and self._dead(stop):
+                    break
+                if lead and self._known_true(lead):
+                    # the leading operands are true for every value left: the rest decides
+                    for v in values:
+                        env[slot] = v
+                        if tail is None or tail(self, env):
+                            out.append(head + (v,))
+                            if VERIFY_MEMO:
+                                assert test(self, env), (slots, v)
+                        elif VERIFY_MEMO:
+                            assert not test(self, env), (slots, v)
+                    break
         env.pop(slot, None)
+
+    def _known_true(self, lead: tuple) -> bool:
+        """Whether every conjunct in lead has been found true for the current prefix."""
+        known = self.known
+        for e, level in lead:
+            if not known[level].get(e, False):
+                return False
+        return True
+
+    def known_lead(self, opt: ast.Option, levels: dict) -> tuple:
+        """(lead, tail) for an option's `when` test c1 and c2 and ... (its operands as logic_fn
+        flattens them): lead, the (operand, level) pairs of its leading operands made prefix
+        parts at levels below the number of parameters (they read only the parameters bound
+        before the last one), and tail the function testing the operands after them, in order,
+        as an `and` chain does (None: there are none). While the last parameter runs over its
+        values the others are bound: once each of c1 ... cm in lead has been found true there,
+        every value left evaluates them again to true, with nothing else and no fault, then the
+        rest of the chain; so the rest of the chain alone decides (_bind). Nothing is
+        skipped unless all of them have been found true (a memo hit of the whole test, or a
+        false operand before them, evaluates none of them)."""
+        n = len(opt.params)
+        if opt.when is None or n == 0:
+            return (), None
+        reads, ops = self.g.reads, _conjuncts(opt.when)
+        lead: list = []
+        for c in ops:
+            if getattr(self.fns.get(c), "__name__", "") not in ("steady", "prefix") \
+                    or reads.bound_in(c):
+                break
+            level = self.level(c, levels)
+            if level >= n:
+                break
+            lead.append((c, level))
+        rest = tuple(self.fn(c) for c in ops[len(lead):])
+        if not lead:
+            return (), None
+        if not rest:
+            return tuple(lead), None
+        if len(rest) == 1:
+            one = rest[0]
+            return tuple(lead), lambda ev, env: True if one(ev, env) else False
+
+        def tail(ev, env):
+            for t in rest:
+                if not t(ev, env):
+                    return False
+            return True
+        return tuple(lead), tail
 
     def _dead(self, stop: tuple) -> bool:
         """Whether one of the conjuncts in stop has been found false for the current prefix."""
