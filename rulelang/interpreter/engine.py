@@ -359,12 +359,7 @@ class _Table(dict):
     def remember(self, key) -> None:
         """List key (just stored) under its index at each position of `by`."""
         for j, index in self.by.items():
-            k = key if j is None else key[j]
-            keys = index.get(k)
-            if keys is None:
-                index[k] = [key]
-            else:
-                keys.append(key)
+            index.setdefault(key if j is None else key[j], []).append(key)
 
 
 class _Trial(_Table):
