@@ -253,7 +253,11 @@ class ExprPrinter:
             return self.ex(e.operand, c)
         if isinstance(e, ast.BinOp) and BINARY_OPS[e.op].flip is not None:
             return self.emit_BinOp(e, c, negate=True)
-        return f"(not {self.ex(e, c)})"
+        code = self.ex(e, c)
+        if is_true(code) or is_false(code):  # a folded parameter: the other constant
+            return Code("False" if is_true(code) else "True", simple=True,
+                        const=is_false(code))
+        return f"(not {code})"
 
     def test(self, e, c: Ctx) -> Sink:
         """Emits `if e:` into c.sink and returns the sink of the lines run when e holds. An
@@ -433,6 +437,10 @@ class ExprPrinter:
             c.sink.emit(f"    {t} = {b}")
             return t
         entry = BINARY_OPS[op]
+        empty = self._empty_test(e, op)
+        if empty is not None:
+            arg, is_empty = empty
+            return f"({self.nn(arg, c)} {'==' if is_empty else '!='} 0)"
         if entry.kind == "member":
             sets = T.strip(self.t(e.right)).kind == "set"
             left = self._part_nn(e.left) if sets else self._part_ex(e.left)
@@ -451,6 +459,27 @@ class ExprPrinter:
         if op == "+" and T.strip(self.t(e)).kind == "list":
             return f"concat({a}, {b}, LIMIT_COLLECTION, {self.L(e.span)})"
         return entry.emit(a, b, where, T.strip(self.t(e.left)).kind == "set")
+
+    # len(S) compared with 0 (or 1) -> whether S is empty (op flipped when the literal is left)
+    _EMPTY = {(">", 0): False, ("!=", 0): False, (">=", 1): False,
+              ("==", 0): True, ("<=", 0): True, ("<", 1): True}
+    _MIRROR = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
+
+    def _empty_test(self, e, op: str):
+        """(S, True when the test is `S is empty`) for `len(S) > 0`, `len(S) == 0`, `0 < len(S)`
+        and the like on a set S: a mask is tested against 0 instead of counting its members
+        (S's code is evaluated the same, once; a set's mask is never negative). None if e is
+        not such a test."""
+        left, right = e.left, e.right
+        if isinstance(left, ast.IntLit) and not isinstance(right, ast.IntLit):
+            left, right, op = right, left, self._MIRROR.get(op, op)
+        if not (isinstance(right, ast.IntLit) and isinstance(left, ast.Call)
+                and left.name == "len" and self.p.refs.get(left, ("",))[0] not in ("def", "table")
+                and len(left.args) == 1
+                and T.strip(self.t(left.args[0])).kind == "set"):
+            return None
+        is_empty = self._EMPTY.get((op, right.value))
+        return None if is_empty is None else (left.args[0], is_empty)
 
     def emit_Not(self, e, c):
         return self.ex_not(e.operand, c)
@@ -642,10 +671,26 @@ class ExprPrinter:
         if known is not None:
             return known
         attr = f"s.c_{ident(d.name)}"
-        kept, t = c.sink.tmp(), c.sink.tmp()
-        c.sink.emit(f"{kept} = {attr}")
-        c.sink.emit(f"if {kept} is None:")
-        c.sink.emit(f"    {kept} = {attr} = [None] * {self.plan.keyed_defs[d.name].size}")
+        h = c.hoist
+        new = f"[None] * {self.plan.keyed_defs[d.name].size}"
+        if h is not None:
+            # The list of kept values is fetched once, before the whole expression (or the
+            # legal function's loops): nothing forgets it until the expression has run, so
+            # a call in a loop (Acquire's playable(t) over a hand) asks the state once.
+            kept = h.shared.get(("keyed", d.name))
+            if kept is None:
+                pre = h.levels[0]
+                kept = pre.tmp()
+                pre.emit(f"{kept} = {attr}")
+                pre.emit(f"if {kept} is None:")
+                pre.emit(f"    {kept} = {attr} = {new}")
+                h.shared[("keyed", d.name)] = kept
+        else:
+            kept = c.sink.tmp()
+            c.sink.emit(f"{kept} = {attr}")
+            c.sink.emit(f"if {kept} is None:")
+            c.sink.emit(f"    {kept} = {attr} = {new}")
+        t = c.sink.tmp()
         c.sink.emit(f"{t} = {kept}[{arg}]")
         c.sink.emit(f"if {t} is None:")
         inner = c.sink.deeper()

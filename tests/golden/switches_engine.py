@@ -264,8 +264,8 @@ def step_go_then_go(s):  # rules:51
     _l_turn__p = s.l_turn__p  # rules:52
     _t2 = def_bonus(s, _l_turn__p)
     _t1 = 0
-    s.v_pos[_l_turn__p] += (_t2 + _t1)
-    if not LIMIT_INT_MIN <= s.v_pos[_l_turn__p] <= LIMIT_INT:
+    s.v_pos[_l_turn__p] = _t3 = s.v_pos[_l_turn__p] + (_t2 + _t1)
+    if not LIMIT_INT_MIN <= _t3 <= LIMIT_INT:
         fault_int_limit(LIMIT_INT, AT_52_7)
     s.phase = None
     if s.ix_p < len(s.it_p):
@@ -281,10 +281,10 @@ def step_go_then_go(s):  # rules:51
         s._acts = acts
         return -1
     s.l_k = 0  # rules:68
-    _t3 = 0  # rules:69
+    _t4 = 0  # rules:69
     while (s.l_k < 2):
-        _t3 += 1
-        if _t3 > LIMIT_LOOP_STEPS:
+        _t4 += 1
+        if _t4 > LIMIT_LOOP_STEPS:
             fault_loop_limit(LIMIT_LOOP_STEPS, AT_69_5)
         s.l_k = (s.l_k + 1)  # rules:70
         if not LIMIT_INT_MIN <= s.l_k <= LIMIT_INT:
