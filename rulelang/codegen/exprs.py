@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.support import (
@@ -9,7 +11,6 @@ from rulelang.codegen.support import (
     Ctx,
     EmitError,
     Sink,
-    _Hoist,
     const_of,
     ident,
     is_false,
@@ -316,13 +317,25 @@ class ExprPrinter:
         if isinstance(e, ast.Attr) and self.p.refs[e][0] == "member":
             return None
         level = self.hoist_level(e, c)
+        if level is None and h.agg and not h.barrier:
+            # in an aggregate's loop, through the parameters of the defs expanded around it
+            # (Acquire's cash[p] in can_buy(p)'s `any`), but only to the current level
+            level = self.hoist_level(e, c, True)
+            if level != h.cur:
+                return None
         if level is None:
             return None
         # (a def's body is expanded with its parameters bound to different code at each call)
         key = (id(e), tuple(c.py.get(s) for s in sorted(self.free(e))))
         if level == -1 and key in h.shared:
             return h.shared[key]
-        if level >= h.cur or not self.safe(e):
+        # At the current level only from inside an aggregate's loop (else no loop is left), and
+        # only reads and arithmetic: a call or an aggregate may sit behind a test that is rarely
+        # passed (Acquire's `min(size) > 0` in stuck(), 0.99x when computed before the loop).
+        if level > h.cur or (level == h.cur and not (
+                h.agg and not h.barrier
+                and not any(isinstance(n, ast.Call | ast.Agg | ast.Comp | ast.Sort)
+                            for n in _walk(e)))) or not self.safe(e):
             return None
         t = self.hoisted(level, c, lambda cc: self.ex(e, cc))
         if level == -1:
@@ -551,7 +564,7 @@ class ExprPrinter:
                 c.sink.emit(f"{t} = {attr}")
                 c.sink.emit(f"if {t} is None:")
                 inner = c.sink.deeper()
-                cc = Ctx(c.py, inner, c.hoist)
+                cc = Ctx(c.py, inner, c.hoist and c.hoist.in_kept_branch())
                 code = (self.inline_call(e, d, cc) if d.name in self.plan.inline
                         else f"def_{ident(d.name)}(s)")
                 inner.emit(f"{t} = {attr} = {code}")
@@ -695,7 +708,8 @@ class ExprPrinter:
         c.sink.emit(f"if {t} is None:")
         inner = c.sink.deeper()
         if d.name in self.plan.inline:
-            cc = Ctx({self.p.slots[d.params[0]]: arg}, inner, c.hoist)
+            cc = Ctx({self.p.slots[d.params[0]]: arg}, inner,
+                     c.hoist and c.hoist.in_kept_branch())
             code = self.conv(d.body, cc, self.p.def_ret[d.name])
         else:
             code = f"def_{ident(d.name)}(s, {arg})"
@@ -735,8 +749,7 @@ class ExprPrinter:
         h = c.hoist
         if levels:
             # path_cost's distances in the body may be fetched outside the loops (_path_row)
-            h = _Hoist(h.levels, h.param_level, h.cur, h.shared, h.uses, h.stmt,
-                       {**h.def_level, **levels})
+            h = replace(h, def_level={**h.def_level, **levels})
         inner = Ctx(py, c.sink, h)
         ret = self.p.def_ret[d.name]
         saved = self._int_env

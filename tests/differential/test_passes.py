@@ -24,6 +24,7 @@ NONE_FACTS = os.path.join(ROOT, "tests", "fixtures", "nonefacts.rules")
 PUSHDOWN = os.path.join(ROOT, "tests", "fixtures", "pushdown.rules")
 PATH_ROWS = os.path.join(ROOT, "tests", "fixtures", "pathrows.rules")
 EMPTY_TESTS = os.path.join(ROOT, "tests", "fixtures", "emptytests.rules")
+AGG_HOIST = os.path.join(ROOT, "tests", "fixtures", "agghoist.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]:
@@ -179,7 +180,8 @@ def test_and_tests_are_nested_ifs():
     the `any` shared with the decision, the `count` and the `any` of the flow tests."""
     src = compile_program(rulelang.check_file(AND_TESTS))
     lines = [line.strip() for line in src.splitlines()]
-    for left, right in (("_v_stock[v_g] > 0", r"if \(_v_coins\[_l_p\] >= _t\d+\):"),
+    # (coins[p] itself is read before the loop: ExprPrinter.try_hoist in an aggregate)
+    for left, right in (("_v_stock[v_g] > 0", r"if \(_t\d+ >= _t\d+\):"),
                         ("_v_stock[v_g_4] > 1", r"if \(_t\d+ > 4\):"),
                         ("_v_stock[v_g_5] > 2", r"if \(_t\d+ < 8\):")):
         at = lines.index(f"if ({left}):")
@@ -387,3 +389,30 @@ def test_acquire_fetches_kept_lists_once():
     assert body.count("= s.c_adjacent_chains\n") == 1
     assert body.index("= s.c_adjacent_chains\n") < body.index("while ")
     assert ".bit_count() > 0" not in src
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_aggregate_hoisting_in_lockstep(players):
+    ends = {}
+    for seed in range(60):
+        _steps, where = _play(players, seed, AGG_HOIST)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at worth(7) inside rich's `any` (the flow's while test)
+    assert ends.get(None, 0) > 5
+    assert {os.path.basename(w) for w in ends if w is not None} == {"agghoist.rules:19:63"}
+    assert sum(n for w, n in ends.items() if w is not None) > 5
+
+
+def test_aggregate_hoisting_is_used():
+    """coins[p] * 2, coins[p] and coins[p] + rounds (p: rich's and spare's parameter, bound to
+    the flow's p) are computed before the aggregates' loops; the parts reading g stay inside."""
+    src = compile_program(rulelang.check_file(AGG_HOIST))
+    body = src.split("def step_start(s):")[1].split("\ndef ")[0]
+    lines = [line.strip() for line in body.splitlines()]
+    loop = lines.index("for v_rich__g in range(4):")
+    for code in ("(_v_coins[_l_p] * 2)", "_v_coins[_l_p]", "(_v_coins[_l_p] + _v_rounds)"):
+        assert any(re.fullmatch(r"_t\d+ = " + re.escape(code), x) for x in lines[:loop]), code
+    assert "_v_coins" not in " ".join(lines[loop:])
+    acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
+    body = acq.split("def step_turn_while_2(s):")[1].split("\ndef ")[0]
+    assert body.index("= _v_cash[_l_turn__p]\n") < body.index("for v_can_buy__c in range(7):")
