@@ -1319,6 +1319,104 @@ class Gen:
         out.append("}")
         self.features.add("standing option")
 
+    def wide_decl(self, decl: list[str]) -> list[str]:
+        """A hand-and-bag section over a grid of more than 64 cells, returned as flow lines
+        (its declarations go to `decl`): hands are an array of sets over that grid, walked by a
+        `for` whose body removes from the hand it walks and may `break`, counted and tested by
+        `count`/`any` in defs, and drawn from by a decision's parameter -- the shapes the
+        compiler walks by peeling the lowest member off the mask (codegen plan_peel_sets,
+        WIDE_SET). Beside it, a small enum with a stock and a price def kept per argument
+        (plan_keyed_defs) read through a table that may lack a row: the loop's `while` tests
+        `any(stock > 0 and can pay price)` and a decision tests the same `and` in its `when`
+        (the element printed as nested ifs, shared with the `choose`), and a `count` of an
+        `and` whose right side needs the price. Faults land inside the optimised walks."""
+        g, tb, hand, bag, pile, pts = (self.name(k) for k in ("Wg", "wt", "wh", "wb", "wp",
+                                                              "ws"))
+        sk, stk, pr, hi, tw = (self.name(k) for k in ("Sk", "sk", "pr", "whi", "wtw"))
+        cols, rows = self.r.randint(9, 12), self.r.randint(8, 10)
+        row_names = "ABCDEFGHIJ"
+        decl.append(f"grid {g} cols 1..{cols} rows A..{row_names[rows - 1]}")
+        gap = self.r.randint(4, cols + 4)
+        if self.chance(self.faults * 8):  # valuing a cell of one column faults
+            decl.append(f"table {tb}(n: int) -> int {{ 0..{gap - 1} => 1, "
+                        f"{gap + 1}..40 => {self.r.randint(2, 4)} }}")
+            self.features.add("fault: table without a row")
+        else:
+            decl.append(f"table {tb}(n: int) -> int {{ 0..{gap - 1} => 1, "
+                        f"{gap}..40 => {self.r.randint(2, 4)} }}")
+        n_sk = self.r.randint(3, 6)
+        members = [f"{sk}M{i}" for i in range(n_sk)]
+        decl.append(f"enum {sk}(v: int) {{ "
+                    + ", ".join(f"{m}({self.r.randint(1, 6)})" for m in members) + " }")
+        decl.append(f"state {{ {hand}: set<{g}>[player] = {{}} "
+                    f"{bag}: set<{g}> = {g} {pile}: set<{g}> = {{}} "
+                    f"{pts}: int[player] = {self.r.randint(3, 8)} "
+                    f"{stk}: int[{sk}] = {self.r.randint(1, 2)} }}")
+        decl.append(f"def {pr}(x: {sk}) -> int = {tb}({stk}[x] + x.v) + x.v")
+        decl.append(f"def {hi}(q: player) -> int = count(c.col > {self.r.randint(2, cols - 1)} "
+                    f"for c in {hand}[q] if c.col != {self.r.randint(1, cols)})")
+        decl.append(f"def {tw}(q: player) -> bool = any({tb}(c.col + {self.r.randint(0, 3)}) > 1 "
+                    f"for c in {hand}[q] if c.row < {self.r.randint(1, 3)})")
+        who, k = self.name("wq"), self.name("wk")
+        c, x, d = self.name("wc"), self.name("wx"), self.name("wd")
+        can = f"{stk}[{x}] > 0 and {pts}[{who}] >= {pr}({x})"
+        choose = [f"choose {who} {{",
+                  f"  {self.name('op')}({c}: {g} in {hand}[{who}]) when {c}.col != "
+                  f"{self.r.randint(1, cols)} {{",
+                  f"    remove {c} from {hand}[{who}]",
+                  f"    {pts}[{who}] += {tb}({c}.col + {self.r.randint(0, 3)})",
+                  f"    add {c} to {pile}",
+                  "  }",
+                  f"  {self.name('op')}({x}: {sk}) when {can} {{",
+                  f"    {pts}[{who}] -= {pr}({x})",
+                  f"    {stk}[{x}] -= 1",
+                  "  }",
+                  f"  {self.name('op')}() {{",
+                  f"    {stk}[{self.pick(members)}] += 1",
+                  "  }",
+                  "}"]
+        # the decision right after the loop test shares the test's `any` (plan_shared_any)
+        shared = self.chance(0.5)
+        body = [f"let {who}: player = players[0]", f"let {k} = 0",
+                f"while {k} < {self.r.randint(4, 14)} and (any({can} for {x} in {sk}) or "
+                f"{k} % {self.r.randint(2, 4)} == 0) {{",
+                *(["  " + line for line in choose] if shared else []),
+                f"  if len({bag}) > 0 {{",
+                f"    chance {d}({c}: {g} in {bag})",
+                f"    remove {c} from {bag}",
+                f"    add {c} to {hand}[{who}]",
+                "  }",
+                f"  for {c} in {hand}[{who}] {{",
+                f"    if {c}.col % 2 == {self.r.randint(0, 1)} {{",
+                f"      {pts}[{who}] += 1",
+                f"      if {c}.row == {self.r.randint(0, 2)} {{",
+                f"        remove {c} from {hand}[{who}]",
+                f"        add {c} to {pile}",
+                "      }",
+                "    }",
+                f"    if {c}.col == {self.r.randint(1, cols)} {{",
+                f"      {pts}[{who}] += {tb}({c}.col + {self.r.randint(0, 4)})",
+                "    }",
+                f"    if {c}.col > {self.r.randint(cols // 2, cols)} {{",
+                "      break",
+                "    }",
+                "  }",
+                *([] if shared else
+                  [f"  if {hi}({who}) > {self.r.randint(0, 2)} or (len({hand}[{who}]) > "
+                   f"{self.r.randint(1, 4)} and {tw}({who})) {{",
+                   *["    " + line for line in choose],
+                   "  }"]),
+                f"  if count({stk}[{x}] > 1 and {pr}({x}) > {self.r.randint(2, 6)} "
+                f"for {x} in {sk}) > 1 or {hi}({who}) > {self.r.randint(1, 4)} "
+                f"and {tw}({who}) {{",
+                f"    {pts}[{who}] += 1",
+                "  }",
+                f"  {k} += 1",
+                f"  {who} = next_seat({who})",
+                "}"]
+        self.features |= {"wide peel", "and with kept def"}
+        return ["  " + line for line in body]
+
     def program(self) -> Case:
         out = [f"# random program, seed {self.seed}", f"game R{self.seed}"]
         self.lo_players = self.r.randint(1, 2)
@@ -1354,6 +1452,8 @@ class Gen:
         standing: list[str] = []
         if self.chance(0.3):  # drawn last: the rest of the program is as without it
             self.standing_decl(standing)
+        if self.chance(0.12):  # drawn last too, played first (a finish may come early)
+            flow[1:1] = self.wide_decl(decl)
         text = "\n".join(out + decl + phases + standing + flow + tail) + "\n"
         return Case(self.seed, text, self.configs(), set(self.features))
 

@@ -37,7 +37,8 @@ REQUIRED = {
     "array constructor", "array literal", "graph value", "reversed", "index_of",
     "fault: index_of", "kept def", "keyed def", "layered when", "filtered domain",
     "phase re-entry in a loop", "fault: fail in def", "big int def", "fault: int limit",
-    "domain def", "domain option", "path option", "set of bool",
+    "domain def", "domain option", "path option", "set of bool", "wide peel",
+    "and with kept def",
 }
 
 
@@ -120,6 +121,29 @@ def test_kept_defs_are_kept_by_the_compiler():
         kept += any(name.startswith("kd") for name in plan.cached_defs)
         keyed += any(name.startswith("kk") for name in plan.keyed_defs)
     assert kept >= 15 and keyed >= 8, (kept, keyed)
+
+
+def test_wide_sections_meet_the_peel_and_the_shared_any():
+    """gen.wide_decl's hands over a grid of more than 64 cells are walked by peeling
+    (plan_peel_sets) in every program that has one, and its loop test's `any` is shared with the
+    decision right after it (plan_shared_any) in a good share of them."""
+    from rulelang import check_text
+    from rulelang.codegen.emitter import Emitter
+    from rulelang.consts import Constants
+    from rulelang.lower import lower
+
+    wide = shared = 0
+    for seed in range(200):
+        case = generate(seed)
+        if "wide peel" not in case.features:
+            continue
+        p = check_text(case.text, "random.rules")
+        plan = Emitter(p, lower(p), Constants(p)).plan
+        assert plan.peel, seed
+        assert any(name.startswith("pr") for name in plan.keyed_defs), seed
+        wide += 1
+        shared += bool(plan.shared_any)
+    assert wide >= 12 and shared >= 5, (wide, shared)
 
 
 def test_switched_off_house_rules_are_generated():
