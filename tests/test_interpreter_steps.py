@@ -393,3 +393,52 @@ def test_returns_and_breaks_inside_loops_of_a_def(backend):
     assert s.get_var("log") == [23, 22, -1, 7] and s.legal_actions()[0] == "go(2)"
     s.apply("go(5)")
     assert s.is_terminal() and s.get_var("log") == [23, 22, -1, 7, 5]
+
+
+LEAD = """
+game Lead
+players 2..2
+state {
+  xs: list<int> = [3, 0, 2]
+  m: int = 0
+  n: int = 0
+}
+flow {
+  while n < 3 {
+    choose players[0] {
+      # xs[a] > 0 reads only a: once found true for an a, the rest of the test decides for
+      # the b left, and still faults where it would (b + 1 = m)
+      take(a: int in 0..2, b: int in 0..3) when xs[a] > 0 and b != a and 6 // (b + 1 - m) > 1 {
+        n += 1
+      }
+      bump() { m += 2 }
+    }
+  }
+}
+score p => n
+"""
+
+
+@pytest.mark.parametrize("verify", [False, True])
+def test_a_when_tests_leading_parts_found_true_are_not_tested_again(backend, verify,
+                                                                     monkeypatch):
+    monkeypatch.setattr(engine, "VERIFY_MEMO", verify)
+    found = []
+    known_true = engine._Evaluator._known_true
+
+    def spy(self, lead):
+        found.append(known_true(self, lead))
+        return found[-1]
+
+    monkeypatch.setattr(engine._Evaluator, "_known_true", spy)
+    game = rulelang.load_text(LEAD, "lead.rules", backend=backend)
+    s = game.new_game(2)
+    assert s.legal_actions() == ["take(0, 1)", "take(0, 2)", "take(2, 0)", "take(2, 1)",
+                                 "bump()"]
+    if backend == "interpreter":
+        # after b = 0 under a = 0 and a = 2 (xs[1] > 0 is false: a dead end, no b left)
+        assert found == [True, True]
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        s.apply("bump()")  # m = 2: the test faults at (0, 1), in the part left to decide
+    assert (err.value.location, err.value.message) == ("lead.rules:14:74", "division by zero")
+    assert s.legal_actions()[0] == "take(0, 1)"

@@ -26,9 +26,15 @@ limit:
   reads from outside (option parameters and flow locals: Reads.locals_of), unless it is one
   def call (the def's own table then does it).
   Each table belongs to one State and is dropped by State.write, the only place where state
-  variables change, for exactly the variables it reads (Reads.of_def / of_expr: found
-  statically from the checker's name references, through the defs it calls). Defs cannot
-  change state (the checker's E016), so nothing else can make a value stale. A value that
+  variables change (with write_at), for exactly the variables it reads (Reads.of_def /
+  of_expr: found statically from the checker's name references, through the defs it calls).
+  Defs cannot change state (the checker's E016), so nothing else can make a value stale.
+  A write through one index (v[i] = ..., v[i][j] += ...: State.write_at) drops less: a table
+  whose def or test reads v only as v[s], s one of its key's parts (a def's parameter, a
+  test's outside local, also passed on as such to the defs it calls: Reads.at_index), loses
+  only the entries whose key holds i there. Such an entry's value depends on v only through
+  v[i] and v's length; a write through an index changes neither the other items nor the
+  length. Each table lists its keys per index at those positions (_Table.by). A value that
   faults is not remembered: the same fault comes again at the same place. A clone starts with
   empty tables, a fault that undoes an apply empties them (entries made after a write would
   describe the undone state), set_vars writes through State.write. VERIFY_MEMO checks every
@@ -58,7 +64,10 @@ limit:
   parameters (after operands of no higher L) is found false, the candidates left under those
   L values would each find it false again and stop there, so the loops of the later parameters
   stop (dead_ends: only when the domains evaluated on the way read no later parameter, so they
-  would give the values they gave before, without a fault).
+  would give the values they gave before, without a fault). Conversely, once the leading
+  operands that read only the parameters before the last one have all been found true under
+  the current values of those, every value of the last parameter left would find them true
+  again, without a fault: the operands after them decide, in order (known_lead).
 - `any` / `all` stop at their first deciding element when no element can fault (faults.py, a
   small conservative analysis of the interpreter's own); otherwise every element is evaluated,
   as the language defines, so a later element's fault is still reported.
@@ -164,7 +173,14 @@ class Game:
         self.never_faults = NeverFaults(self.constants)
         self._option_slots: dict[ast.Option, tuple[str, ...]] = {}
         self._def_parts: dict[ast.DefDecl, tuple] = {}
+        # per (decision or chance node, option index): its action name and argument formatters
+        self.forms: dict[tuple, tuple] = {}
         self.readers: dict[str, list] = {}
+        # per state variable, the keys reading it wholly, and (key, position) of those that
+        # read it only at the index their key holds at that position; per key, those positions
+        self.whole_readers: dict[str, list] = {}
+        self.readers_at: dict[str, list] = {}
+        self.positions: dict[object, tuple] = {}
         # standing options, flat: option index len(decision's options) + j is the j-th
         self.standing = [(sd, opt) for sd in program.standing for opt in sd.options]
         self._watched: set = set()
@@ -192,14 +208,27 @@ class Game:
     def watch(self, key) -> None:
         """List memo table `key` (a DefDecl or a `when` expression) under the state variables it
         reads, before its first table is made: whatever code path evaluates a def or a `when`
-        test, its table is dropped by the right writes."""
+        test, its table is dropped by the right writes. A variable it reads only at an index
+        given by one of its key's parts (Reads.at_index: a def's parameter, a `when` test's
+        outside local) is also listed in readers_at with that part's position: a write
+        through one index of it drops only the entries whose key has that index there."""
         if key not in self._watched:
             self._watched.add(key)
             self.trials[key] = [0, 0]  # its first tables' lookups and hits (_new_table)
-            reads = self.reads.of_def(key.name) if isinstance(key, ast.DefDecl) \
-                else self.reads.of_expr(key)
-            for v in reads:
+            if isinstance(key, ast.DefDecl):
+                whole, at = self.reads.at_def(key.name)
+            else:  # a when table's key: the values of its outside locals (one: the value)
+                slots = self.reads.locals_of(key)
+                whole, at = self.reads.at_index(
+                    key, {s: (i if len(slots) > 1 else None) for i, s in enumerate(slots)})
+            for v in whole:
                 self.readers.setdefault(v, []).append(key)
+                self.whole_readers.setdefault(v, []).append(key)
+            for v, where in at.items():
+                self.readers.setdefault(v, []).append(key)
+                self.readers_at.setdefault(v, []).extend((key, j) for j in sorted(
+                    where, key=str))
+            self.positions[key] = tuple(sorted({j for js in at.values() for j in js}, key=str))
 
     # -- formatting values by type
     def format_value(self, v, t: T.Type):
@@ -317,8 +346,24 @@ class Game:
         return tuple(inner for _ in range(size))
 
 
-class _Trial(dict):
-    """A memo table on trial (Evaluator._new_table): a dict that counts, in `counts` (the
+class _Table(dict):
+    """A memo table: a dict of key -> value, and for a def or test that reads some variable
+    only at the index one of its key's parts gives (Game.positions), `by`: per such position,
+    {index: the keys stored with that index there}, so that a write through one index drops
+    those entries only (State.write_at). A key is listed once stored (remember); a list
+    is emptied when its entries are dropped (a key dropped through another position stays
+    listed, and dropping it again finds nothing)."""
+
+    __slots__ = ("by",)
+
+    def remember(self, key) -> None:
+        """List key (just stored) under its index at each position of `by`."""
+        for j, index in self.by.items():
+            index.setdefault(key if j is None else key[j], []).append(key)
+
+
+class _Trial(_Table):
+    """A memo table on trial (Evaluator._new_table): a table that counts, in `counts` (the
     game's [lookups, hits] of its key), the lookups of get() and those that find a value."""
 
     __slots__ = ("counts",)
@@ -362,16 +407,24 @@ class _Choices:
         return self._text(oi, values)
 
     def _form(self, oi: int) -> tuple[str, list]:
-        """The action name of run oi and one argument formatter per parameter."""
+        """The action name of run oi and one argument formatter per parameter (made once per
+        decision and option: Game.forms)."""
         node = self.ins.node
         g = self.game
-        if isinstance(node, ast.Chance):
-            return node.name, [g.formatter(g.program.slot_types[g.program.slots[node]])]
-        opt = g.option(node, oi)
-        return opt.name, [g.formatter(t) for t in g.option_types(opt)]
+        out = g.forms.get((node, oi))
+        if out is None:
+            if isinstance(node, ast.Chance):
+                out = node.name, [g.formatter(g.program.slot_types[g.program.slots[node]])]
+            else:
+                opt = g.option(node, oi)
+                out = opt.name, [g.formatter(t) for t in g.option_types(opt)]
+            g.forms[(node, oi)] = out
+        return out
 
     def _text(self, oi: int, values: tuple) -> str:
         name, fmts = self._form(oi)
+        if len(fmts) == 1:
+            return f"{name}({fmts[0](values[0])})"
         return f"{name}({', '.join(f(v) for f, v in zip(fmts, values))})"
 
     def texts(self) -> list[str]:
@@ -465,6 +518,26 @@ class State:
         if memo and vars.get(name, _MISSING) != value:
             for key in self.game.readers.get(name, ()):
                 memo.pop(key, None)
+        vars[name] = value
+
+    def write_at(self, name: str, i, value) -> None:
+        """Set state variable `name` to `value`, a container equal to its value but for item i
+        (a write through one index: v[i] = ..., v[i][j] += ...). Tables of what reads v wholly
+        are dropped; of what reads v only at an index its key holds (Game.readers_at), only the
+        entries whose key holds i there: the others read only other items of v, which are
+        unchanged, and its length, which is too. Nothing is dropped if item i is equal to the
+        one it replaces."""
+        vars = self.vars
+        memo = self._memo
+        if memo and vars[name][i] != value[i]:
+            g = self.game
+            for key in g.whole_readers.get(name, ()):
+                memo.pop(key, None)
+            for key, j in g.readers_at.get(name, ()):
+                table = memo.get(key)
+                if table is not None:
+                    for k in table.by[j].pop(i, ()):
+                        table.pop(k, None)
         vars[name] = value
 
     def is_terminal(self) -> bool:
@@ -724,6 +797,8 @@ class _Evaluator(ExprEvaluator):
         v = table.get(args, _MISSING)
         if v is _MISSING:
             v = table[args] = self._run_def(d, args)
+            if table.by is not None:
+                table.remember(args)
         elif VERIFY_MEMO:
             fresh = self._run_def(d, args)
             assert fresh == v and type(fresh) is type(v), (d, args, v, fresh)
@@ -754,21 +829,27 @@ class _Evaluator(ExprEvaluator):
         The first tables of a key are on trial (_Trial: they count their lookups and hits for
         the game); once TRIAL_LOOKUPS lookups are counted, a key whose tables found fewer than
         one in TRIAL_HITS of them is left without tables for the rest of the game (Game.memo_off:
-        None here; its values are then worked out at every call, which is always exact)."""
+        None here; its values are then worked out at every call, which is always exact).
+        (Trying such keys again every few thousand calls was measured: in 3 games each of
+        Acquire, Automobile and Power Grid no key passed a second trial, and Power Grid took
+        3% more instructions.)"""
         g = self.g
         g.watch(key)
         trial = g.trials.get(key)
         if trial is None:  # a key tried and kept
-            table = self.s._memo[key] = {}
+            table = _Table()
         elif trial[0] < TRIAL_LOOKUPS:
-            table = self.s._memo[key] = _Trial()
+            table = _Trial()
             table.counts = trial
         else:
             del g.trials[key]
             if trial[1] * TRIAL_HITS < trial[0]:
                 g.memo_off.add(key)
                 return None
-            table = self.s._memo[key] = {}
+            table = _Table()
+        positions = g.positions[key]
+        table.by = {j: {} for j in positions} if positions else None
+        self.s._memo[key] = table
         return table
 
     # -- decisions and chance
@@ -810,6 +891,8 @@ class _Evaluator(ExprEvaluator):
                 v = table.get(key, _MISSING)
                 if v is _MISSING:
                     v = table[key] = bool(test(ev, env))
+                    if table.by is not None:
+                        table.remember(key)
                 elif VERIFY_MEMO:
                     assert v is bool(test(ev, env)), (e, key, v)
                 return v
@@ -850,7 +933,8 @@ class _Evaluator(ExprEvaluator):
             domains = tuple(self.domain_fn(prm, slot) for prm, slot in zip(opt.params, slots))
             test = self.when_fn(opt.when) if opt.when is not None else None
             stops = self.dead_ends(opt, levels)
-            parts = self.fns[key] = (slots, domains, test, stops)
+            lead, tail = self.known_lead(opt, levels)
+            parts = self.fns[key] = (slots, domains, test, stops, lead, tail)
         return parts
 
     def _combos(self, opt: ast.Option, env: dict):
@@ -873,7 +957,7 @@ class _Evaluator(ExprEvaluator):
         parameter i forgets the values of the prefix parts that read it (ev.known[i + 1]);
         after each value, the loop stops if a conjunct in stops[i] is known false for the
         prefix it reads (see dead_ends)."""
-        slots, domains, test, stops = parts
+        slots, domains, test, stops, lead, tail = parts
         slot = slots[i]
         values = domains[i](self, env)
         stop = stops[i]
@@ -889,6 +973,8 @@ class _Evaluator(ExprEvaluator):
             head = tuple([env[s] for s in slots[:i]])
             if test is None:  # each value is a candidate
                 out += [head + (v,) for v in values]
+            elif lead:
+                self._last(parts, values, env, head, out)
             elif stop:
                 for v in values:
                     env[slot] = v
@@ -902,6 +988,78 @@ class _Evaluator(ExprEvaluator):
                     if test(self, env):
                         out.append(head + (v,))
         env.pop(slot, None)
+
+    def _last(self, parts: tuple, values, env: dict, head: tuple, out: list) -> None:
+        """_bind's loop over the last parameter's values, for a `when` test with leading
+        operands that read only the parameters before it (known_lead): once each of them has
+        been found true, the operands after them (tail) decide for the values left."""
+        slots, _domains, test, stops, lead, tail = parts
+        slot, stop = slots[-1], stops[-1]
+        values = iter(values)
+        for v in values:
+            env[slot] = v
+            if test(self, env):
+                out.append(head + (v,))
+            elif stop and self._dead(stop):
+                return
+            if self._known_true(lead):
+                for v in values:
+                    env[slot] = v
+                    if tail is None or tail(self, env):
+                        out.append(head + (v,))
+                        if VERIFY_MEMO:
+                            assert test(self, env), (slots, v)
+                    elif VERIFY_MEMO:
+                        assert not test(self, env), (slots, v)
+                return
+
+    def _known_true(self, lead: tuple) -> bool:
+        """Whether every conjunct in lead has been found true for the current prefix."""
+        known = self.known
+        for e, level in lead:
+            if not known[level].get(e, False):
+                return False
+        return True
+
+    def known_lead(self, opt: ast.Option, levels: dict) -> tuple:
+        """(lead, tail) for an option's `when` test c1 and c2 and ... (its operands as logic_fn
+        flattens them): lead, the (operand, level) pairs of its leading operands made prefix
+        parts at levels below the number of parameters (they read only the parameters bound
+        before the last one), and tail the function testing the operands after them, in order,
+        as an `and` chain does (None: there are none). While the last parameter runs over its
+        values the others are bound: once each of c1 ... cm in lead has been found true there,
+        every value left evaluates them again to true, with nothing else and no fault, then the
+        rest of the chain; so the rest of the chain alone decides (_bind). Nothing is
+        skipped unless all of them have been found true (a memo hit of the whole test, or a
+        false operand before them, evaluates none of them)."""
+        n = len(opt.params)
+        if opt.when is None or n == 0:
+            return (), None
+        reads, ops = self.g.reads, _conjuncts(opt.when)
+        lead: list = []
+        for c in ops:
+            if getattr(self.fns.get(c), "__name__", "") not in ("steady", "prefix") \
+                    or reads.bound_in(c):
+                break
+            level = self.level(c, levels)
+            if level >= n:
+                break
+            lead.append((c, level))
+        rest = tuple(self.fn(c) for c in ops[len(lead):])
+        if not lead:
+            return (), None
+        if not rest:
+            return tuple(lead), None
+        if len(rest) == 1:
+            one = rest[0]
+            return tuple(lead), lambda ev, env: True if one(ev, env) else False
+
+        def tail(ev, env):
+            for t in rest:
+                if not t(ev, env):
+                    return False
+            return True
+        return tuple(lead), tail
 
     def _dead(self, stop: tuple) -> bool:
         """Whether one of the conjuncts in stop has been found false for the current prefix."""
@@ -1209,7 +1367,8 @@ class _Evaluator(ExprEvaluator):
         """The function write(ev, env, fn, v) that puts fn(old, v) in place of the value `old`
         at lvalue lv: its indices are evaluated (none-checked) first, then the variable read,
         each index checked against its list, and the new container written back (a state
-        variable through State.write). fn is the statement's, made once with it."""
+        variable through State.write, or State.write_at with its first index). fn is the
+        statement's, made once with it."""
         kind, name = self.p.refs[lv][:2]
         idx = tuple(self.nn_fn(i) for i in lv.indices)
         where, local = self.at(lv), kind == "local"
@@ -1225,15 +1384,18 @@ class _Evaluator(ExprEvaluator):
                 if local:
                     env[name] = tuple(items)
                 else:
-                    ev.s.write(name, tuple(items))
+                    ev.s.write_at(name, i, tuple(items))
             return write1
 
         def write(ev, env, fn, v):
             ix = [i(ev, env) for i in idx]
             if local:
                 env[name] = _update(env[name], ix, lambda old: fn(old, v), where)
+            elif ix:  # through its first index
+                ev.s.write_at(name, ix[0], _update(ev.vars[name], ix, lambda old: fn(old, v),
+                                                   where))
             else:
-                ev.s.write(name, _update(ev.vars[name], ix, lambda old: fn(old, v), where))
+                ev.s.write(name, fn(ev.vars[name], v))
         return write
 
     def exec_Assign(self, s):

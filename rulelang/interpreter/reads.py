@@ -33,6 +33,7 @@ class Reads:
         self._defs: dict[str, frozenset[str]] = {}
         self._locals: dict[object, tuple[str, ...]] = {}
         self._costly: dict[object, bool] = {}
+        self._at_def: dict[str, tuple[frozenset[str], dict[str, frozenset[int]]]] = {}
 
     def _scan(self, x) -> tuple[frozenset[str], frozenset[str]]:
         """(state variables named, defs called) anywhere under x."""
@@ -71,6 +72,64 @@ class Reads:
         for c in calls:
             out |= self.of_def(c)
         return frozenset(out)
+
+    def at_index(self, x, slot_pos: dict) -> tuple[frozenset[str], dict[str, frozenset]]:
+        """How x (an expression, or a def's body) reads state: (the variables it may read
+        wholly, {variable: positions}) where a variable v listed with positions is read only as
+        v[s] (maybe indexed further) for locals s in slot_pos, at the positions slot_pos gives
+        them, also through the defs x calls with such locals as those arguments: the value of
+        x then depends on v only through v[value of s] (and on v's length, which only a write
+        of v itself changes). A local assigned anywhere in x does not count as such a slot.
+        Variables read in any other way are read wholly."""
+        assigned = {self.p.refs[n.target][1] for n in nodes(x)
+                    if isinstance(n, ast.Assign | ast.AugAssign | ast.Add | ast.Remove
+                                  | ast.Push) and self.p.refs[n.target][0] == "local"} \
+            if isinstance(x, ast.Block) else ()  # (an expression assigns nothing)
+        pos = {s: i for s, i in slot_pos.items() if s not in assigned}
+        whole: set[str] = set()
+        at: dict[str, set] = {}
+        todo = [x]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, tuple | list):
+                todo += n
+                continue
+            if not hasattr(n, "__dataclass_fields__") or isinstance(n, Span):
+                continue
+            ref = self.p.refs.get(n)
+            if isinstance(n, ast.Index) and isinstance(n.obj, ast.Name) \
+                    and self.p.refs.get(n.obj, ("",))[0] == "state" \
+                    and self._slot(n.index) in pos:
+                at.setdefault(self.p.refs[n.obj][1], set()).add(pos[self._slot(n.index)])
+                continue
+            if ref is not None and ref[0] == "state" and isinstance(n, ast.Name):
+                whole.add(ref[1])
+            elif ref is not None and ref[0] == "def" and isinstance(n, ast.Call):
+                d_whole, d_at = self.at_def(ref[1])
+                whole.update(d_whole)
+                for v, js in d_at.items():
+                    for j in js:
+                        s = self._slot(n.args[j])
+                        if s in pos:
+                            at.setdefault(v, set()).add(pos[s])
+                        else:
+                            whole.add(v)
+            todo += self.children(n)
+        return frozenset(whole), {v: frozenset(js) for v, js in at.items() if v not in whole}
+
+    def at_def(self, name: str) -> tuple[frozenset[str], dict[str, frozenset[int]]]:
+        """at_index of def `name`'s body, its parameters at their positions (defs do not
+        recurse: the checker's E030)."""
+        if name not in self._at_def:
+            d = self.p.defs[name]
+            self._at_def[name] = self.at_index(
+                d.body, {self.p.slots[f]: i for i, f in enumerate(d.params)})
+        return self._at_def[name]
+
+    def _slot(self, e) -> str | None:
+        """The slot of e if e names a local."""
+        ref = self.p.refs.get(e) if isinstance(e, ast.Name) else None
+        return ref[1] if ref is not None and ref[0] == "local" else None
 
     def locals_of(self, e) -> tuple[str, ...]:
         """Slots of the locals e reads that are bound outside it (in slot order), i.e. what,
