@@ -182,6 +182,33 @@ def test_a_huge_int_only_used_as_an_index_is_shown_by_its_size(backend):
                                     "index <int of 20231 bits> out of range (size 2)")
 
 
+@pytest.mark.parametrize("step, where", [("a[q] += 1", "11:5"), ("a[q] -= 1", "11:5"),
+                                         ("a[q] += a[q]", "11:5"), ("a[q] -= 0 - 1", "11:5")])
+def test_item_updates_are_stopped_on_the_side_they_cross(backend, step, where):
+    """An array item updated by `+=`/`-=` is checked in a temporary (the compiled engine), on
+    one side only when a literal is added or taken away: each way still stops at the limit."""
+    start = "top" if "+" in step or "0 - 1" in step else "0 - top"
+    text = f"""game Items
+players 2..2
+param top: int = 999999999999999999999999999997
+state {{
+  a: int[player] = 0
+}}
+flow {{
+  let q: player = players[1]
+  a[q] = {start}
+  while true {{
+    {step}
+  }}
+}}
+score p => a[p]
+"""
+    game = rulelang.load_text(text, "items.rules", backend=backend, limits=SMALL)
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        game.new_game(2)
+    assert (err.value.location, err.value.message) == (f"items.rules:{where}", int_message())
+
+
 def test_the_default_int_limit_keeps_digest_and_scores_working(backend):
     game = load("  choose players[0] { go() { while true { x = x * x } } }", backend)
     s = game.new_game(2)

@@ -32,6 +32,8 @@ class AggregatePrinter:
             for line in walk[1]:
                 body.emit(line)
         ic = inner.at(body)
+        if ic.hoist is not None:  # loop-invariant parts go before the loop (try_hoist)
+            ic = Ctx(ic.py, body, ic.hoist.in_aggregate())
         if e.cond is not None:
             body.emit(f"if {self.ex_not(e.cond, ic)}:")
             body.emit("    continue")

@@ -115,32 +115,49 @@ class DecisionPrinter:
         else:
             out.append("    opt, args = acts[k]" if any(o.params for o in node.options)
                        else "    opt = acts[k][0]")
-        for oi, opt in enumerate(node.options):
-            out.append(f"    {'if' if oi == 0 else 'elif'} opt == {oi}:  "
-                       f"# rules:{opt.span.line}: {ident(opt.name)}")
-            out.append(f"        s.history.append({texts[oi]})")
-            for i, prm in enumerate(opt.params):
-                out.append(f"        s.{slot_attr(self.p.slots[prm])} = args[{i}]")
-            out.append(f"        nxt = {ins.targets[oi]}")
-        out.append("    else:")
-        out.append("        raise AssertionError(opt)")
         out.append(f"    s._seen.append({'-2 - s.current_player' if node.secret else 'None'})")
-        out.append("    s._acts = None")
-        out.extend(self.resume_lines("nxt"))
+        branches = []
+        for oi, opt in enumerate(node.options):
+            lines = [f"{'if' if oi == 0 else 'elif'} opt == {oi}:  "
+                     f"# rules:{opt.span.line}: {ident(opt.name)}",
+                     f"    s.history.append({texts[oi]})"]
+            for i, prm in enumerate(opt.params):
+                lines.append(f"    s.{slot_attr(self.p.slots[prm])} = args[{i}]")
+            branches.append((lines, ins.targets[oi]))
+        out.extend(self.resume_lines("nxt", branches))
         return out
 
-    def resume_lines(self, target: str) -> list[str]:
+    def resume_lines(self, target: str, branches=None) -> list[str]:
         """The end of an apply function: run the flow from `target` (code) to the next pause,
-        inline when the plan says so (passes.plan_resume_in_apply), else through _run."""
+        inline when the plan says so (passes.plan_resume_in_apply), else through _run.
+        branches: [(lines, pc)] of the options of a decision, each its lines (an `if`/`elif`
+        on opt and its body) then the flow from pc, or None (go to target). With
+        resume_in_apply, the first block of a known pc is called by its name (the block table
+        is indexed only for the blocks after it), and the options' lines go inside the `try`
+        (they cannot fault: an action's string and its arguments' bindings)."""
+        if branches is not None and not self.plan.resume_in_apply:
+            out = ["    " + x for lines, pc in branches
+                   for x in [*lines, f"    {target} = {pc}"]]
+            return [*out, "    else:", "        raise AssertionError(opt)",
+                    f"    _run(s, {target})"]
         if not self.plan.resume_in_apply:
             return [f"    _run(s, {target})"]
         reset = ["    s._loops = 0"] if self.plan.reset_loops else []
+
+        def first(pc) -> str:
+            name = self.block_names.get(int(pc)) if pc.isdigit() else None
+            return f"pc = {name}(s)" if name is not None else f"pc = _BLOCKS[{pc}](s)"
+        if branches is None:
+            body = ["        " + first(target)]
+        else:
+            body = ["        " + x for lines, pc in branches
+                    for x in [*lines, "    " + first(str(pc))]]
+            body += ["        else:", "            raise AssertionError(opt)"]
         return [*reset,
-                "    blocks = _BLOCKS",
                 "    try:",
-                f"        pc = blocks[{target}](s)",
+                *body,
                 "        while pc >= 0:",
-                "            pc = blocks[pc](s)",
+                "            pc = _BLOCKS[pc](s)",
                 "    except RulesRuntimeError:",
                 "        raise",
                 "    except (TypeError, IndexError, KeyError, ValueError, ZeroDivisionError,",
@@ -400,6 +417,11 @@ class DecisionPrinter:
         out.extend(self.resume_lines("s.pc"))
         return out
 
+    def chance_mask(self, node) -> bool:
+        """Whether the outcomes of a chance node are the set itself (a bit mask: no weight, a
+        set domain), else a list of (value, weight) pairs."""
+        return node.weight is None and T.strip(self.t(node.domain)).kind == "set"
+
     def chance_functions(self, pc: int, ins: ChanceAt) -> list[str]:
         """For the chance node c: outcomes_c lists [(value, weight)] in outcome order (or the
         set itself when every member weighs 1), text_c writes an outcome's string, apply_c
@@ -410,12 +432,11 @@ class DecisionPrinter:
         slot = self.p.slots[node]
         fn = _Fn()
         t = T.strip(self.p.slot_types[slot])
-        dt = T.strip(self.t(node.domain))
         sk = Sink(fn, 1)
         c = Ctx(sink=sk)
         out = [f"def outcomes_{c_name}(s):  # rules:{line}: outcomes of chance "
                f"'{ident(node.name)}'"]
-        if node.weight is None and dt.kind == "set":
+        if self.chance_mask(node):
             dom = self.nn(node.domain, c)
             sk.emit(f"return {dom}")
         else:
@@ -445,7 +466,7 @@ class DecisionPrinter:
         else:
             out += [f"def text_{c_name}(v):", f"    return {prefix!r} + str(v) + ')'"]
         # apply: the k-th outcome (k already checked)
-        masked = node.weight is None and dt.kind == "set"
+        masked = self.chance_mask(node)
         apply_lines = []
         if masked and t.kind == "bool":
             apply_lines.append("    v = BOOL_MEMBERS[acts][k]")
@@ -466,7 +487,6 @@ class DecisionPrinter:
                 apply_lines.append("    s._seen.append(-1 if who is None else who)")
             else:
                 apply_lines.append(f"    s._seen.append({who})")
-        apply_lines.append("    s._acts = None")
         apply_lines.extend(self.resume_lines(str(pc + 1)))
         out += ["", "", f"def apply_{c_name}(s, acts, k):  # rules:{line}", *apply_lines]
         return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.support import (
@@ -9,7 +11,6 @@ from rulelang.codegen.support import (
     Ctx,
     EmitError,
     Sink,
-    _Hoist,
     const_of,
     ident,
     is_false,
@@ -253,7 +254,11 @@ class ExprPrinter:
             return self.ex(e.operand, c)
         if isinstance(e, ast.BinOp) and BINARY_OPS[e.op].flip is not None:
             return self.emit_BinOp(e, c, negate=True)
-        return f"(not {self.ex(e, c)})"
+        code = self.ex(e, c)
+        if is_true(code) or is_false(code):  # a folded parameter: the other constant
+            return Code("False" if is_true(code) else "True", simple=True,
+                        const=is_false(code))
+        return f"(not {code})"
 
     def test(self, e, c: Ctx) -> Sink:
         """Emits `if e:` into c.sink and returns the sink of the lines run when e holds. An
@@ -312,13 +317,25 @@ class ExprPrinter:
         if isinstance(e, ast.Attr) and self.p.refs[e][0] == "member":
             return None
         level = self.hoist_level(e, c)
+        if level is None and h.agg and not h.barrier:
+            # in an aggregate's loop, through the parameters of the defs expanded around it
+            # (Acquire's cash[p] in can_buy(p)'s `any`), but only to the current level
+            level = self.hoist_level(e, c, True)
+            if level != h.cur:
+                return None
         if level is None:
             return None
         # (a def's body is expanded with its parameters bound to different code at each call)
         key = (id(e), tuple(c.py.get(s) for s in sorted(self.free(e))))
         if level == -1 and key in h.shared:
             return h.shared[key]
-        if level >= h.cur or not self.safe(e):
+        # At the current level only from inside an aggregate's loop (else no loop is left), and
+        # only reads and arithmetic: a call or an aggregate may sit behind a test that is rarely
+        # passed (Acquire's `min(size) > 0` in stuck(), 0.99x when computed before the loop).
+        if level > h.cur or (level == h.cur and not (
+                h.agg and not h.barrier
+                and not any(isinstance(n, ast.Call | ast.Agg | ast.Comp | ast.Sort)
+                            for n in _walk(e)))) or not self.safe(e):
             return None
         t = self.hoisted(level, c, lambda cc: self.ex(e, cc))
         if level == -1:
@@ -433,6 +450,10 @@ class ExprPrinter:
             c.sink.emit(f"    {t} = {b}")
             return t
         entry = BINARY_OPS[op]
+        empty = self._empty_test(e, op)
+        if empty is not None:
+            arg, is_empty = empty
+            return f"({self.nn(arg, c)} {'==' if is_empty else '!='} 0)"
         if entry.kind == "member":
             sets = T.strip(self.t(e.right)).kind == "set"
             left = self._part_nn(e.left) if sets else self._part_ex(e.left)
@@ -451,6 +472,27 @@ class ExprPrinter:
         if op == "+" and T.strip(self.t(e)).kind == "list":
             return f"concat({a}, {b}, LIMIT_COLLECTION, {self.L(e.span)})"
         return entry.emit(a, b, where, T.strip(self.t(e.left)).kind == "set")
+
+    # len(S) compared with 0 (or 1) -> whether S is empty (op flipped when the literal is left)
+    _EMPTY = {(">", 0): False, ("!=", 0): False, (">=", 1): False,
+              ("==", 0): True, ("<=", 0): True, ("<", 1): True}
+    _MIRROR = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
+
+    def _empty_test(self, e, op: str):
+        """(S, True when the test is `S is empty`) for `len(S) > 0`, `len(S) == 0`, `0 < len(S)`
+        and the like on a set S: a mask is tested against 0 instead of counting its members
+        (S's code is evaluated the same, once; a set's mask is never negative). None if e is
+        not such a test."""
+        left, right = e.left, e.right
+        if isinstance(left, ast.IntLit) and not isinstance(right, ast.IntLit):
+            left, right, op = right, left, self._MIRROR.get(op, op)
+        if not (isinstance(right, ast.IntLit) and isinstance(left, ast.Call)
+                and left.name == "len" and self.p.refs.get(left, ("",))[0] not in ("def", "table")
+                and len(left.args) == 1
+                and T.strip(self.t(left.args[0])).kind == "set"):
+            return None
+        is_empty = self._EMPTY.get((op, right.value))
+        return None if is_empty is None else (left.args[0], is_empty)
 
     def emit_Not(self, e, c):
         return self.ex_not(e.operand, c)
@@ -522,7 +564,7 @@ class ExprPrinter:
                 c.sink.emit(f"{t} = {attr}")
                 c.sink.emit(f"if {t} is None:")
                 inner = c.sink.deeper()
-                cc = Ctx(c.py, inner, c.hoist)
+                cc = Ctx(c.py, inner, c.hoist and c.hoist.in_kept_branch())
                 code = (self.inline_call(e, d, cc) if d.name in self.plan.inline
                         else f"def_{ident(d.name)}(s)")
                 inner.emit(f"{t} = {attr} = {code}")
@@ -642,15 +684,32 @@ class ExprPrinter:
         if known is not None:
             return known
         attr = f"s.c_{ident(d.name)}"
-        kept, t = c.sink.tmp(), c.sink.tmp()
-        c.sink.emit(f"{kept} = {attr}")
-        c.sink.emit(f"if {kept} is None:")
-        c.sink.emit(f"    {kept} = {attr} = [None] * {self.plan.keyed_defs[d.name].size}")
+        h = c.hoist
+        new = f"[None] * {self.plan.keyed_defs[d.name].size}"
+        if h is not None:
+            # The list of kept values is fetched once, before the whole expression (or the
+            # legal function's loops): nothing forgets it until the expression has run, so
+            # a call in a loop (Acquire's playable(t) over a hand) asks the state once.
+            kept = h.shared.get(("keyed", d.name))
+            if kept is None:
+                pre = h.levels[0]
+                kept = pre.tmp()
+                pre.emit(f"{kept} = {attr}")
+                pre.emit(f"if {kept} is None:")
+                pre.emit(f"    {kept} = {attr} = {new}")
+                h.shared[("keyed", d.name)] = kept
+        else:
+            kept = c.sink.tmp()
+            c.sink.emit(f"{kept} = {attr}")
+            c.sink.emit(f"if {kept} is None:")
+            c.sink.emit(f"    {kept} = {attr} = {new}")
+        t = c.sink.tmp()
         c.sink.emit(f"{t} = {kept}[{arg}]")
         c.sink.emit(f"if {t} is None:")
         inner = c.sink.deeper()
         if d.name in self.plan.inline:
-            cc = Ctx({self.p.slots[d.params[0]]: arg}, inner, c.hoist)
+            cc = Ctx({self.p.slots[d.params[0]]: arg}, inner,
+                     c.hoist and c.hoist.in_kept_branch())
             code = self.conv(d.body, cc, self.p.def_ret[d.name])
         else:
             code = f"def_{ident(d.name)}(s, {arg})"
@@ -690,8 +749,7 @@ class ExprPrinter:
         h = c.hoist
         if levels:
             # path_cost's distances in the body may be fetched outside the loops (_path_row)
-            h = _Hoist(h.levels, h.param_level, h.cur, h.shared, h.uses, h.stmt,
-                       {**h.def_level, **levels})
+            h = replace(h, def_level={**h.def_level, **levels})
         inner = Ctx(py, c.sink, h)
         ret = self.p.def_ret[d.name]
         saved = self._int_env

@@ -54,6 +54,7 @@ class FlowPrinter:
             out += ["", "", f"def {names[start]}(s):  # rules:{self._line_at(start)}"]
             out.extend(self._render(start, 1, _Fn()))
             todo.extend(t for t in self._needed if t not in names)
+        self.block_names = names
         return out, names
 
     def _line_at(self, pc: int) -> int:
@@ -185,6 +186,8 @@ class FlowPrinter:
                 sk.emit(f"s.pc = {pc}")
                 sk.emit("s.current_player = TERMINAL")
                 sk.emit("s._acts = None")
+                sk.emit("s._n = 0")
+                sk.emit("s._endk = -1")
                 sk.emit("return -1")
                 return sk.lines
             elif isinstance(ins, ChooseAt):
@@ -200,16 +203,25 @@ class FlowPrinter:
                 else:
                     sk.emit(f"    fault_no_choice({w})")
                 sk.emit("s._acts = acts")
+                sk.emit("s._n = len(acts)")
                 sk.emit("return -1")
                 return sk.lines
             elif isinstance(ins, ChanceAt):
                 w = self.L(ins.node.span)
                 sk.emit(f"s.pc = {pc}")
                 sk.emit("s.current_player = CHANCE")
-                sk.emit(f"acts = outcomes_{self.names.pause[pc]}(s)")
+                if self.chance_mask(ins.node):
+                    # the set itself (what outcomes_<name> returns), without the call
+                    sk.emit(f"acts = {self.nn(ins.node.domain, Ctx(sink=sk))}")
+                else:
+                    sk.emit(f"acts = outcomes_{self.names.pause[pc]}(s)")
                 sk.emit("if not acts:")
                 sk.emit(f"    fault_no_outcome({ident(ins.node.name)!r}, {w})")
                 sk.emit("s._acts = acts")
+                # the number of outcomes: the members of a set drawn uniformly, or the pairs
+                sk.emit("s._n = acts.bit_count()" if self.chance_mask(ins.node)
+                        else "s._n = len(acts)")
+                sk.emit("s._endk = -1")  # (end_action_index reads it at any pause)
                 sk.emit("return -1")
                 return sk.lines
             else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.analysis import _all_nodes
@@ -15,6 +17,7 @@ from rulelang.codegen.support import (
     ident,
     is_simple,
     slot_attr,
+    strip_parens,
 )
 from rulelang.codegen.tree import (
     _ONE_PASS,
@@ -22,6 +25,9 @@ from rulelang.codegen.tree import (
     _stmt_exprs,
 )
 from rulelang.lower import binding_nodes
+
+# code that needs no parentheses as an operand: names, attributes and subscripts of them
+_PRIMARY = re.compile(r"[\w.\[\]]+")
 
 
 class StmtPrinter:
@@ -146,11 +152,14 @@ class StmtPrinter:
                         f"{pad}        {kept}[{u}] = None"]
         return out
 
-    def check_after(self, e, c: Ctx, name: str) -> None:
+    def check_after(self, e, c: Ctx, name: str,
+                    sides: tuple[str, str] = ("LIMIT_INT_MIN <=", "<= LIMIT_INT")) -> None:
         """The int limit check of a plain int just stored in `name` (a local or an attribute)
         from e, written after the store: a fault restores the whole state anyway, and two
-        comparisons cost less than a call of `bounded`."""
-        c.sink.emit(f"if not LIMIT_INT_MIN <= {name} <= LIMIT_INT:")
+        comparisons cost less than a call of `bounded`. sides: the bounds that the value can
+        have crossed (one of them "" when it cannot cross it)."""
+        test = " ".join(x for x in (sides[0], str(name), sides[1]) if x)
+        c.sink.emit(f"if not {test}:")
         c.sink.emit(f"    fault_int_limit(LIMIT_INT, {self.L(e.span)})")
 
     def _plain_int(self, e) -> bool:
@@ -193,8 +202,22 @@ class StmtPrinter:
             c.sink.emit(f"{tgt} = bounded(not_none({tgt}, {self.L(s.target.span)}) {s.op} {v}, "
                         f"LIMIT_INT, {w})")
         else:
-            c.sink.emit(f"{tgt} {s.op}= {v}")
-            self.check_after(s, c, tgt)
+            sides = ("LIMIT_INT_MIN <=", "<= LIMIT_INT")
+            if isinstance(s.value, ast.IntLit) and s.op in ("+", "-"):
+                # a literal is never negative: adding it can only cross the top, taking it
+                # away only the bottom (the old value is within both, as every int stored)
+                sides = ("", "<= LIMIT_INT") if s.op == "+" else ("LIMIT_INT_MIN <=", "")
+            if "(" in tgt or not s.target.indices:
+                c.sink.emit(f"{tgt} {s.op}= {v}")
+                self.check_after(s, c, tgt, sides)
+            else:
+                # an item of an array: the new value is kept in a temporary for the check
+                # (the array and its indexes are read again, not the item)
+                x = c.sink.tmp()
+                if not (is_simple(v) or _PRIMARY.fullmatch(v)):
+                    v = f"({strip_parens(v)})"
+                c.sink.emit(f"{tgt} = {x} = {tgt} {s.op} {v}")
+                self.check_after(s, c, x, sides)
 
     def emit_Add(self, s, c, ret):
         if self.optional(s.value):

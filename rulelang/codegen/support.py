@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rulelang.errors import Span
 
@@ -152,10 +152,22 @@ class _Hoist:
     # parameters of a def expanded here, bound to plain names: the loop level of those names
     # (only path_cost's distances are fetched early through them: ExprPrinter._path_row)
     def_level: dict[str, int] = field(default_factory=dict)
+    # inside an aggregate's loop (AggregatePrinter._loop): what reads nothing bound below the
+    # current level is computed once at it, before the aggregate, instead of once per member
+    agg: bool = False
+    # inside the branch computing a kept def's missing value: nothing is taken out of it for
+    # an aggregate's sake (it would then be computed on every hit too)
+    barrier: bool = False
 
     def at(self, level: int) -> _Hoist:
         return _Hoist(self.levels, self.param_level, level, self.shared, self.uses, self.stmt,
                       self.def_level)
+
+    def in_aggregate(self) -> _Hoist:
+        return replace(self, agg=True)
+
+    def in_kept_branch(self) -> _Hoist:
+        return replace(self, agg=False, barrier=True)
 
 
 @dataclass

@@ -22,13 +22,15 @@ def snapshot(state) -> dict:
         "player": state.current_player,
         "json": state.to_json(),
         "terminal": state.is_terminal(),
+        # at every pause and at the end (the compiled engine keeps both from the listing)
+        "count": state.num_choices(),
+        "end": state.end_action_index(),
     }
     if state.current_player == rulelang.CHANCE:
         snap["outcomes"] = [(a, str(p)) for a, p in state.chance_outcomes()]
         snap["weights"] = state.chance_weights()
     elif state.current_player >= 0:
         snap["legal"] = state.legal_actions()
-        snap["end"] = state.end_action_index()
     if state.is_terminal():
         snap["scores"] = state.scores()
         snap["winners"] = state.winners()

@@ -243,6 +243,7 @@ def step_start(s):  # rules:62
             if not acts:
                 fault_no_choice(AT_49_3)
             s._acts = acts
+            s._n = len(acts)
             return -1
         s.l_k = 0  # rules:68
         _t1 = 0  # rules:69
@@ -257,6 +258,8 @@ def step_start(s):  # rules:62
     s.pc = 22
     s.current_player = TERMINAL
     s._acts = None
+    s._n = 0
+    s._endk = -1
     return -1
 
 
@@ -264,8 +267,8 @@ def step_go_then_go(s):  # rules:51
     _l_turn__p = s.l_turn__p  # rules:52
     _t2 = def_bonus(s, _l_turn__p)
     _t1 = 0
-    s.v_pos[_l_turn__p] += (_t2 + _t1)
-    if not LIMIT_INT_MIN <= s.v_pos[_l_turn__p] <= LIMIT_INT:
+    s.v_pos[_l_turn__p] = _t3 = s.v_pos[_l_turn__p] + (_t2 + _t1)
+    if not LIMIT_INT_MIN <= _t3 <= LIMIT_INT:
         fault_int_limit(LIMIT_INT, AT_52_7)
     s.phase = None
     if s.ix_p < len(s.it_p):
@@ -279,12 +282,13 @@ def step_go_then_go(s):  # rules:51
         if not acts:
             fault_no_choice(AT_49_3)
         s._acts = acts
+        s._n = len(acts)
         return -1
     s.l_k = 0  # rules:68
-    _t3 = 0  # rules:69
+    _t4 = 0  # rules:69
     while (s.l_k < 2):
-        _t3 += 1
-        if _t3 > LIMIT_LOOP_STEPS:
+        _t4 += 1
+        if _t4 > LIMIT_LOOP_STEPS:
             fault_loop_limit(LIMIT_LOOP_STEPS, AT_69_5)
         s.l_k = (s.l_k + 1)  # rules:70
         if not LIMIT_INT_MIN <= s.l_k <= LIMIT_INT:
@@ -305,6 +309,7 @@ def step_go_then_wait(s):  # rules:55
         if not acts:
             fault_no_choice(AT_49_3)
         s._acts = acts
+        s._n = len(acts)
         return -1
     s.l_k = 0  # rules:68
     _t1 = 0  # rules:69
@@ -335,6 +340,7 @@ def step_loop_r(s):  # rules:74
             if not acts:
                 fault_no_choice(AT_49_3)
             s._acts = acts
+            s._n = len(acts)
             return -1
         s.l_k = 0  # rules:68
         _t1 = 0  # rules:69
@@ -349,6 +355,8 @@ def step_loop_r(s):  # rules:74
     s.pc = 22
     s.current_player = TERMINAL
     s._acts = None
+    s._n = 0
+    s._endk = -1
     return -1
 
 _BLOCKS = [step_start, None, step_loop_r, None, None, None, None, None, None, None, step_go_then_go,
@@ -375,21 +383,18 @@ def text_go(opt, args):  # rules:49
 
 def apply_go(s, acts, k):  # rules:49
     opt = acts[k][0]
-    if opt == 0:  # rules:50: go
-        s.history.append('go()')
-        nxt = 10
-    elif opt == 1:  # rules:54: wait
-        s.history.append('wait()')
-        nxt = 13
-    else:
-        raise AssertionError(opt)
     s._seen.append(None)
-    s._acts = None
-    blocks = _BLOCKS
     try:
-        pc = blocks[nxt](s)
+        if opt == 0:  # rules:50: go
+            s.history.append('go()')
+            pc = step_go_then_go(s)
+        elif opt == 1:  # rules:54: wait
+            s.history.append('wait()')
+            pc = step_go_then_wait(s)
+        else:
+            raise AssertionError(opt)
         while pc >= 0:
-            pc = blocks[pc](s)
+            pc = _BLOCKS[pc](s)
     except RulesRuntimeError:
         raise
     except (TypeError, IndexError, KeyError, ValueError, ZeroDivisionError,
@@ -454,8 +459,8 @@ def _init(s):
 class State:
     """One game position: the engine protocol of rulelang (see docs/protocol.md)."""
 
-    __slots__ = ("n", "pc", "phase", "current_player", "history", "_seen", "_acts", "_endk",
-                 "_players", "_seats", "_origin", "_origin_len", "_loops",
+    __slots__ = ("n", "pc", "phase", "current_player", "history", "_seen", "_acts", "_n",
+                 "_endk", "_players", "_seats", "_origin", "_origin_len", "_loops",
                  'v_pos',
                  'v_bank',
                  'l_r',
@@ -481,6 +486,7 @@ class State:
         c.history = self.history[:]
         c._seen = self._seen[:]
         c._acts = self._acts
+        c._n = self._n
         c._endk = self._endk
         c._players = self._players
         c._seats = self._seats
@@ -517,10 +523,7 @@ class State:
         return [(f(v), Fraction(w, total)) for v, w in acts]
 
     def num_choices(self):
-        acts = self._acts
-        if type(acts) is int:
-            return acts.bit_count()
-        return 0 if self.current_player == TERMINAL else len(acts)
+        return self._n  # counted when the choices were listed (0 once the game is over)
 
     def chance_weights(self):
         if self.current_player != CHANCE or type(self._acts) is int:
@@ -531,7 +534,7 @@ class State:
     def end_action_index(self):
         """Index of the first legal end declaration, or -1 (found when the legal actions were
         listed: no strings are built)."""
-        return self._endk if self.current_player >= 0 else -1
+        return self._endk  # (-1 at a chance node and at the end)
 
     def apply(self, action):
         if self.current_player == TERMINAL:
@@ -546,20 +549,17 @@ class State:
         self.apply_index(names.index(action))
 
     def apply_index(self, k):
-        acts = self._acts
-        if type(k) is int and k >= 0 and (k < len(acts) if type(acts) is list
-                                          else type(acts) is int and k < acts.bit_count()):
-            h = len(self.history)
+        if type(k) is int and 0 <= k < self._n:
             try:
-                _APPLY[self.pc](self, acts, k)
+                _APPLY[self.pc](self, self._acts, k)
             except RulesRuntimeError:
-                self._restore(h)
+                # an apply function adds the action's string before anything that can fault
+                self._restore(len(self.history) - 1)
                 raise
             return
         if self.current_player == TERMINAL:
             raise IllegalAction("the game is over")
-        n = acts.bit_count() if type(acts) is int else len(acts or ())
-        raise IllegalAction(f"choice index {k!r} out of range 0..{n - 1}")
+        raise IllegalAction(f"choice index {k!r} out of range 0..{self._n - 1}")
 
     def _restore(self, h):
         """After a rules fault: the state as it was with the first h history entries, replayed
@@ -642,11 +642,14 @@ class State:
         new = [(known[name][0], from_json_value(j, known[name][1])) for name, j in values.items()]
         old = [(attr, getattr(self, attr)) for attr, _v in new]
         old.append(("_acts", self._acts))
+        old.append(("_n", self._n))
+        old.append(("_endk", self._endk))
         for attr, v in new:
             setattr(self, attr, v)
         if self.current_player >= 0 or self.current_player == CHANCE:
             try:
-                self._acts = _ACTS[self.pc](self)
+                self._acts = acts = _ACTS[self.pc](self)
+                self._n = acts.bit_count() if type(acts) is int else len(acts)
             except BaseException:
                 for attr, v in old:
                     setattr(self, attr, v)
@@ -702,6 +705,7 @@ class Game:
         s.history = []
         s._seen = []
         s._acts = None
+        s._n = 0
         s._endk = -1
         s._players = list(range(num_players))
         s._seats = [[(p + i) % num_players for i in range(num_players)] for p in range(num_players)]
@@ -801,22 +805,22 @@ def new_game(num_players):
 
 _LINEMAP = {219: 35, 220: 36, 221: 39, 222: 39, 223: 39, 224: 39, 225: 39, 226: 39, 227: 62,
         228: 62, 229: 62, 230: 62, 231: 62, 232: 62, 233: 62, 234: 62, 235: 62, 236: 62, 237: 62,
-        238: 62, 239: 62, 240: 62, 241: 62, 242: 62, 243: 62, 244: 62, 245: 62, 246: 62, 247: 68,
-        248: 69, 249: 69, 250: 69, 251: 69, 252: 69, 253: 70, 254: 70, 255: 70, 256: 70, 257: 70,
-        258: 70, 259: 70, 260: 70, 261: 70, 262: 70, 263: 51, 264: 52, 265: 52, 266: 52, 267: 52,
+        238: 62, 239: 62, 240: 62, 241: 62, 242: 62, 243: 62, 244: 62, 245: 62, 246: 62, 247: 62,
+        248: 68, 249: 69, 250: 69, 251: 69, 252: 69, 253: 69, 254: 70, 255: 70, 256: 70, 257: 70,
+        258: 70, 259: 70, 260: 70, 261: 70, 262: 70, 263: 70, 264: 70, 265: 70, 266: 51, 267: 52,
         268: 52, 269: 52, 270: 52, 271: 52, 272: 52, 273: 52, 274: 52, 275: 52, 276: 52, 277: 52,
-        278: 52, 279: 52, 280: 52, 281: 52, 282: 52, 283: 68, 284: 69, 285: 69, 286: 69, 287: 69,
-        288: 69, 289: 70, 290: 70, 291: 70, 292: 70, 293: 70, 294: 70, 295: 55, 296: 55, 297: 55,
-        298: 55, 299: 55, 300: 55, 301: 55, 302: 55, 303: 55, 304: 55, 305: 55, 306: 55, 307: 55,
-        308: 55, 309: 68, 310: 69, 311: 69, 312: 69, 313: 69, 314: 69, 315: 70, 316: 70, 317: 70,
-        318: 70, 319: 70, 320: 70, 321: 74, 322: 74, 323: 74, 324: 74, 325: 74, 326: 74, 327: 74,
+        278: 52, 279: 52, 280: 52, 281: 52, 282: 52, 283: 52, 284: 52, 285: 52, 286: 52, 287: 68,
+        288: 69, 289: 69, 290: 69, 291: 69, 292: 69, 293: 70, 294: 70, 295: 70, 296: 70, 297: 70,
+        298: 70, 299: 55, 300: 55, 301: 55, 302: 55, 303: 55, 304: 55, 305: 55, 306: 55, 307: 55,
+        308: 55, 309: 55, 310: 55, 311: 55, 312: 55, 313: 55, 314: 68, 315: 69, 316: 69, 317: 69,
+        318: 69, 319: 69, 320: 70, 321: 70, 322: 70, 323: 70, 324: 70, 325: 70, 326: 74, 327: 74,
         328: 74, 329: 74, 330: 74, 331: 74, 332: 74, 333: 74, 334: 74, 335: 74, 336: 74, 337: 74,
-        338: 74, 339: 68, 340: 69, 341: 69, 342: 69, 343: 69, 344: 69, 345: 70, 346: 70, 347: 70,
-        348: 70, 349: 70, 350: 70, 351: 70, 352: 70, 353: 70, 354: 70, 355: 70, 356: 70, 357: 70,
-        358: 70, 359: 70, 360: 49, 361: 49, 362: 49, 363: 49, 364: 49, 365: 49, 366: 49, 367: 49,
+        338: 74, 339: 74, 340: 74, 341: 74, 342: 74, 343: 74, 344: 74, 345: 68, 346: 69, 347: 69,
+        348: 69, 349: 69, 350: 69, 351: 70, 352: 70, 353: 70, 354: 70, 355: 70, 356: 70, 357: 70,
+        358: 70, 359: 70, 360: 70, 361: 70, 362: 70, 363: 70, 364: 70, 365: 70, 366: 70, 367: 70,
         368: 49, 369: 49, 370: 49, 371: 49, 372: 49, 373: 49, 374: 49, 375: 49, 376: 49, 377: 49,
-        378: 50, 379: 50, 380: 50, 381: 54, 382: 54, 383: 54, 384: 54, 385: 54, 386: 54, 387: 54,
-        388: 54, 389: 54, 390: 54, 391: 54, 392: 54, 393: 54, 394: 54, 395: 54, 396: 54, 397: 54,
+        378: 49, 379: 49, 380: 49, 381: 49, 382: 49, 383: 49, 384: 49, 385: 49, 386: 49, 387: 49,
+        388: 50, 389: 50, 390: 50, 391: 54, 392: 54, 393: 54, 394: 54, 395: 54, 396: 54, 397: 54,
         398: 54, 399: 54, 400: 54, 401: 54, 402: 54, 403: 54, 404: 54, 405: 54, 406: 54, 407: 54,
-        408: 54, 409: 54, 410: 54, 411: 54, 412: 54, 413: 54, 414: 54, 450: 31, 451: 32, 452: 32,
-        453: 32, 668: 77, 669: 77, 670: 77}
+        408: 54, 409: 54, 410: 54, 411: 54, 412: 54, 413: 54, 414: 54, 415: 54, 416: 54, 417: 54,
+        418: 54, 419: 54, 455: 31, 456: 32, 457: 32, 458: 32, 671: 77, 672: 77, 673: 77}
