@@ -1337,13 +1337,11 @@ class Gen:
         row_names = "ABCDEFGHIJ"
         decl.append(f"grid {g} cols 1..{cols} rows A..{row_names[rows - 1]}")
         gap = self.r.randint(4, cols + 4)
-        if self.chance(self.faults * 8):  # valuing a cell of one column faults
-            decl.append(f"table {tb}(n: int) -> int {{ 0..{gap - 1} => 1, "
-                        f"{gap + 1}..40 => {self.r.randint(2, 4)} }}")
+        hole = self.chance(self.faults * 8)  # no row for `gap`: valuing one column faults
+        if hole:
             self.features.add("fault: table without a row")
-        else:
-            decl.append(f"table {tb}(n: int) -> int {{ 0..{gap - 1} => 1, "
-                        f"{gap}..40 => {self.r.randint(2, 4)} }}")
+        decl.append(f"table {tb}(n: int) -> int {{ 0..{gap - 1} => 1, "
+                    f"{gap + hole}..40 => {self.r.randint(2, 4)} }}")
         n_sk = self.r.randint(3, 6)
         members = [f"{sk}M{i}" for i in range(n_sk)]
         decl.append(f"enum {sk}(v: int) {{ "
