@@ -1415,6 +1415,124 @@ class Gen:
         self.features |= {"wide peel", "and with kept def"}
         return ["  " + line for line in body]
 
+    def empty_test(self, s: str) -> str:
+        """`len(s)` compared with 0 or 1, in one of the six comparisons, the literal on either
+        side, now and then under a `not`: the compiler tests the set's mask against 0 instead of
+        counting its members (ExprPrinter._empty_test)."""
+        k = self.r.randint(0, 1)
+        op = self.pick(["==", "!=", "<", "<=", ">", ">="])
+        t = f"len({s}) {op} {k}" if self.chance(0.5) else f"{k} {op} len({s})"
+        return f"not ({t})" if self.chance(0.25) else t
+
+    def edge_decl(self, decl: list[str]) -> list[str]:
+        """A section, returned as flow lines (its declarations go to `decl`), for three rewrites
+        of the code generator that only fixtures reached before:
+        - sets tested for emptiness (`len(S)` against 0 or 1, every form, `empty_test`), also on
+          a set that is `none` until the first drop (read before then, it faults in a `when`
+          while the choices are listed; in programs without faults the read is guarded);
+        - `+=` and `-=` on array items and on a plain variable near the int limit, checked on
+          one side only when a literal is added or taken away (StmtPrinter.emit_AugAssign): in
+          programs with faults the literal may cross the limit, on either side;
+        - aggregates whose element has an operand that does not depend on the loop variable,
+          also through a def's parameter (computed before the loop, ExprPrinter.try_hoist), next
+          to a table lookup that may lack a row or a division that may be by zero -- that
+          operand must not fault where the original never evaluates it: it is placed after a
+          test that may be false for every element, or after an empty collection."""
+        en, tb = self.name("Ek"), self.name("et")
+        bag, held, spare, cnt, big, tall, pts, zz = (
+            self.name(k) for k in ("eb", "eh", "esp", "ec", "eg", "ea", "ep", "ez"))
+        rich, spr, tot, val = (self.name(k) for k in ("er", "en", "et", "ev"))
+        n = self.r.randint(3, 5)
+        members = [f"{en}M{i}" for i in range(n)]
+        faults = self.faults > 0
+        decl.append(f"enum {en}(w: int) {{ "
+                    + ", ".join(f"{m}({self.r.randint(0, 3)})" for m in members) + " }")
+        gap = self.r.randint(6, 12)
+        hole = faults and self.chance(0.5)  # no row for `gap`
+        decl.append(f"table {tb}(n: int) -> int {{ 0..{gap - 1} => 1, "
+                    f"{gap + hole}..80 => {self.r.randint(2, 4)} }}")
+        top = 10 ** 100 - 1
+        near = self.r.randint(0, 6)  # how far below the limit the big values start
+        decl.append(f"state {{ {bag}: set<{en}> = {en} {held}: set<{en}>[player] = {{}} "
+                    f"{spare}: set<{en}>? = none {cnt}: int[{en}] = {self.r.randint(0, 2)} "
+                    f"{big}: int[{en}] = 0 {tall}: int = 0 {pts}: int[player] = "
+                    f"{self.r.randint(2, 5)} {zz}: int = {self.r.randint(0, 2)} }}")
+        k1, k2 = self.r.randint(0, 3), self.r.randint(0, 4)
+        g, x, q = self.name("eg"), self.name("ex"), self.name("eq")
+        # the invariant operand of each aggregate's element comes second: hoisted before the
+        # loop, it must not fault when the first operand is false for every element
+        risky = f"10 // {zz} > {self.r.randint(0, 5)}" if faults else f"{zz} >= {k1}"
+        decl.append(f"def {rich}({q}: player) -> bool = any({tb}({cnt}[{g}] + {g}.w) <= "
+                    f"{pts}[{q}] + {k1} and {pts}[{q}] * 2 > {cnt}[{g}] for {g} in {en})")
+        decl.append(f"def {spr}({q}: player) -> int = count({cnt}[{g}] > {k2} and {risky} "
+                    f"for {g} in {en})")
+        decl.append(f"def {tot}({q}: player) -> int = sum({tb}({cnt}[{g}] + {pts}[{q}] % 3) "
+                    f"for {g} in {en} if {pts}[{q}] > {k2} and {cnt}[{g}] > 0)")
+        decl.append(f"def {val}({x}: {en}) -> int = {tb}({cnt}[{x}] + {x}.w) + {x}.w")
+        who, i = self.name("eq"), self.name("ei")
+        mine = f"{held}[{who}]"
+        spare_test = self.empty_test(spare)
+        if not (faults and self.chance(0.3)):  # `none` until the first drop: guarded
+            spare_test = f"({spare} != none and {spare_test})"
+        # past the limit by 1 to 3 now and then in programs with faults
+        hi_lit, lo_lit = (near + self.r.randint(1, 3) if faults and self.chance(0.3)
+                          else self.r.randint(0, near) for _ in range(2))
+        # read through the loop variable or, now and then, as invariant as the operand after it
+        first = f"{cnt}[{self.pick([x, x, g])}] > {self.r.randint(4, 7)}"
+        choose = [
+            f"choose {who} {{",
+            f"  {self.name('op')}({g}: {en} in {bag}) when {self.empty_test(mine)} or "
+            f"{spare_test} {{",
+            f"    remove {g} from {bag}",
+            f"    add {g} to {mine}",
+            f"    {pts}[{who}] += 1",
+            "  }",
+            f"  {self.name('op')}({g}: {en} in {mine}) when {self.empty_test(mine)} {{",
+            f"    remove {g} from {mine}",
+            f"    add {g} to {bag}",
+            f"    {pts}[{who}] -= 1",
+            f"    if {self.empty_test(mine)} {{",
+            f"      {spare} = {mine}",
+            "    }",
+            "  }",
+            f"  {self.name('op')}({g}: {en}) when {cnt}[{g}] < {pts}[{who}] + 3 and "
+            f"count({val}({x}) > {self.r.randint(1, 3)} for {x} in {en}) < {self.r.randint(2, 4)} "
+            f"{{",
+            f"    {cnt}[{g}] += 1",
+            "  }",
+            f"  {self.name('op')}({g}: {en}) when count({first} and {risky} for {x} in {en}) "
+            f"== 0 {{",
+            f"    {big}[{g}] = {top - near}",
+            f"    {big}[{g}] += {hi_lit}",
+            f"    {big}[{g}] -= {self.r.randint(0, 9)}",
+            f"    {tall} = {top - near}",
+            f"    {tall} += {hi_lit}",
+            "  }",
+            f"  {self.name('op')}({g}: {en}) when {self.empty_test(bag)} {{",
+            f"    {big}[{g}] = -{top - near}",
+            f"    {big}[{g}] -= {lo_lit}",
+            f"    {big}[{g}] += {self.r.randint(0, 9)}",
+            f"    {tall} = {self.r.randint(0, 9)} - {top - near}",
+            f"    {tall} -= {lo_lit}",
+            "  }",
+            f"  {self.name('op')}() {{",
+            f"    {cnt}[{self.pick(members)}] += 1",
+            "  }",
+            "}"]
+        body = [f"let {who}: player = players[0]", f"let {i} = 0",
+                f"while {i} < {self.r.randint(5, 14)} and ({rich}({who}) or {spr}({who}) > "
+                f"{k1} or any({val}({x}) > {k2} for {x} in {en}) or {i} % 2 == 0) {{",
+                *["  " + line for line in choose],
+                f"  if {self.empty_test(bag)} and {tot}({who}) > {self.r.randint(0, 6)} {{",
+                f"    {pts}[{who}] += 1",
+                "  }",
+                f"  {i} += 1",
+                f"  {who} = next_seat({who})",
+                "}"]
+        self.features |= {"empty tests", "array item near the int limit",
+                          "aggregate with an invariant operand"}
+        return ["  " + line for line in body]
+
     def program(self) -> Case:
         out = [f"# random program, seed {self.seed}", f"game R{self.seed}"]
         self.lo_players = self.r.randint(1, 2)
@@ -1452,8 +1570,11 @@ class Gen:
             self.standing_decl(standing)
         if self.chance(0.12):  # drawn last too, played first (a finish may come early)
             flow[1:1] = self.wide_decl(decl)
+        configs = self.configs()
+        if self.chance(0.15):  # drawn after all the rest: the programs before are unchanged
+            flow[1:1] = self.edge_decl(decl)
         text = "\n".join(out + decl + phases + standing + flow + tail) + "\n"
-        return Case(self.seed, text, self.configs(), set(self.features))
+        return Case(self.seed, text, configs, set(self.features))
 
     def configs(self) -> list[dict]:
         """The default, one variant, and random -D values (bool switches off among them)."""

@@ -38,7 +38,8 @@ REQUIRED = {
     "fault: index_of", "kept def", "keyed def", "layered when", "filtered domain",
     "phase re-entry in a loop", "fault: fail in def", "big int def", "fault: int limit",
     "domain def", "domain option", "path option", "set of bool", "wide peel",
-    "and with kept def",
+    "and with kept def", "empty tests", "array item near the int limit",
+    "aggregate with an invariant operand",
 }
 
 
@@ -144,6 +145,32 @@ def test_wide_sections_meet_the_peel_and_the_shared_any():
         wide += 1
         shared += bool(plan.shared_any)
     assert wide >= 12 and shared >= 5, (wide, shared)
+
+
+def test_edge_sections_meet_the_rewrites():
+    """gen.edge_decl's shapes reach the three rewrites they are there for, in the generated
+    code: a set's mask tested against 0 for `len(S)` against 0 or 1, the loop-invariant operand
+    of an aggregate's element (through a def's parameter) computed before its loop, and `+= lit`
+    on an array item checked in a temporary against the top only."""
+    import re
+
+    from rulelang import check_text
+    from rulelang.codegen.module import compile_program
+
+    edge = mask = hoist = item = 0
+    for seed in range(200):
+        case = generate(seed)
+        if "empty tests" not in case.features:
+            continue
+        src = compile_program(check_text(case.text, "random.rules"))
+        edge += 1
+        mask += bool(re.search(r"v_e[bh]\d+(\[[^\]\n]+\])?\)? [!=]= 0\b", src))
+        hoist += bool(re.search(r"^ *_t\d+ = \(_v_ep\d+\[[^\]]+\] (\* 2|% 3|> \d)", src,
+                                re.M))
+        item += bool(re.search(r"s\.v_eg\d+\[([^\]]+)\] = (_t\d+) = s\.v_eg\d+\[\1\] \+ \d+"
+                               r"\s+(# rules:\d+\s+)?if not \2 <= LIMIT_INT:", src))
+    assert edge >= 20 and mask >= edge - 4 and hoist == edge and item == edge, (
+        edge, mask, hoist, item)
 
 
 def test_switched_off_house_rules_are_generated():
