@@ -25,6 +25,7 @@ PUSHDOWN = os.path.join(ROOT, "tests", "fixtures", "pushdown.rules")
 PATH_ROWS = os.path.join(ROOT, "tests", "fixtures", "pathrows.rules")
 EMPTY_TESTS = os.path.join(ROOT, "tests", "fixtures", "emptytests.rules")
 AGG_HOIST = os.path.join(ROOT, "tests", "fixtures", "agghoist.rules")
+PROTO_PATH = os.path.join(ROOT, "tests", "fixtures", "protopath.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]:
@@ -416,3 +417,50 @@ def test_aggregate_hoisting_is_used():
     acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
     body = acq.split("def step_turn_while_2(s):")[1].split("\ndef ")[0]
     assert body.index("= _v_cash[_l_turn__p]\n") < body.index("for v_can_buy__c in range(7):")
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_protocol_path_in_lockstep(players):
+    """protopath.rules: a shared option listed after another and first, end declarations
+    before and after it, draws from a set of 70 and of 5 members (snapshot compares
+    end_action_index and the outcomes at every pause)."""
+    ends, ended_by = {}, set()
+    for seed in range(40):
+        _steps, where = _play(players, seed, PROTO_PATH)
+        ends[where] = ends.get(where, 0) + 1
+    assert ends.get(None, 0) > 0
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == {"protopath.rules:31:49"}  # price(6) in can_buy's `any`, in the test
+    for seed in range(40):
+        s = rulelang.load(PROTO_PATH, backend="compiled").new_game(players)
+        rng = random.Random(seed)
+        try:
+            while not s.is_terminal():
+                k = s.end_action_index()
+                if s.current_player >= 0 and k >= 0:
+                    ended_by.add(s.legal_actions()[k])
+                s.apply_index(rng.randrange(s.num_choices()) if k < 0 or seed % 2 else k)
+        except rulelang.RulesRuntimeError:
+            pass
+    assert ended_by == {"quit()", "finish()"}  # each end declaration found first somewhere
+
+
+def test_protocol_path_is_used():
+    """The legal function reads what only its shared option needs when it lists it itself, and
+    takes the test's list as its own when that option is the first; the draws find the k-th
+    member in the apply function."""
+    src = compile_program(rulelang.check_file(PROTO_PATH))
+    quit_ = src.split("def legal_quit(s, known=None):")[1].split("\ndef ")[0]
+    assert "    if known is not None:\n        out.extend(known)\n    else:\n        _t" in quit_
+    assert "    endk = _t1 if len(out) > _t1 else -1\n" in quit_
+    assert "    if endk < 0 and len(out) > " in quit_
+    assert quit_.count("s._endk") == 1
+    give = src.split("def legal_give(s, known=None):")[1].split("\ndef ")[0]
+    assert give.startswith("  # rules:")
+    assert "    if known is not None:\n        out = known\n    else:\n        out = []\n" in give
+    assert "out = []" not in give.split("if known is not None")[0]
+    assert "kth_bit" not in src
+    draw = src.split("def apply_draw(s, acts, k):")[1].split("\ndef ")[0]
+    assert "shift += 32" in draw and "v = shift + members[k]" in draw
+    roll = src.split("def apply_roll(s, acts, k):")[1].split("\ndef ")[0]
+    assert "    v = SMALL_BITS[acts][k]\n" in roll
