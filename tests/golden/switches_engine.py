@@ -367,9 +367,9 @@ _BLOCKS = [step_start, None, step_loop_r, None, None, None, None, None, None, No
 
 def legal_go(s):  # rules:49: the choices of this decision
     out = []
-    s._endk = -1
     out.append((0, ()))
     out.append((1, ()))
+    s._endk = -1
     return out
 
 
