@@ -306,10 +306,16 @@ class ExprPrinter:
                 if h.uses is not None and h.uses.get(key, 0) < 2:
                     return None
                 if key not in h.shared:
+                    sink, lifted = h.level0(key)
+                    if lifted and key in h.outer[1]:
+                        h.shared[key] = h.outer[1][key]
+                        return h.shared[key]
                     alias = (f"_v_{ident(ref[1])}" if ref[0] == "state"
                              else f"_{slot_attr(ref[1])}")
-                    h.levels[0].emit(f"{alias} = {self.emit_Name(e, c)}")
+                    sink.emit(f"{alias} = {self.emit_Name(e, c)}")
                     h.shared[key] = Code(alias, simple=True)
+                    if lifted:
+                        h.outer[1][key] = h.shared[key]
                 return h.shared[key]
             return None
         if isinstance(e, ast.IntLit | ast.BoolLit | ast.NoneLit):
@@ -690,14 +696,19 @@ class ExprPrinter:
             # The list of kept values is fetched once, before the whole expression (or the
             # legal function's loops): nothing forgets it until the expression has run, so
             # a call in a loop (Acquire's playable(t) over a hand) asks the state once.
-            kept = h.shared.get(("keyed", d.name))
+            list_key = ("keyed", d.name)
+            kept = h.shared.get(list_key)
             if kept is None:
-                pre = h.levels[0]
-                kept = pre.tmp()
-                pre.emit(f"{kept} = {attr}")
-                pre.emit(f"if {kept} is None:")
-                pre.emit(f"    {kept} = {attr} = {new}")
-                h.shared[("keyed", d.name)] = kept
+                pre, lifted = h.level0(list_key)
+                kept = h.outer[1].get(list_key) if lifted else None
+                if kept is None:
+                    kept = pre.tmp()
+                    pre.emit(f"{kept} = {attr}")
+                    pre.emit(f"if {kept} is None:")
+                    pre.emit(f"    {kept} = {attr} = {new}")
+                    if lifted:
+                        h.outer[1][list_key] = kept
+                h.shared[list_key] = kept
         else:
             kept = c.sink.tmp()
             c.sink.emit(f"{kept} = {attr}")

@@ -97,7 +97,8 @@ class StmtPrinter:
             # read more than once is read into Python locals first.
             pre = Sink(f, ind)
             uses = self.name_uses(_stmt_exprs(s))
-            fn(s, Ctx(c.py, sk, _Hoist([pre], {}, -1, {}, uses, True)), ret)
+            fn(s, Ctx(c.py, sk, _Hoist([pre], {}, -1, {}, uses, True, outer=self._loop_outer)),
+               ret)
             lines = pre.lines + sk.lines
         else:
             fn(s, Ctx(c.py, sk, None), ret)
@@ -279,9 +280,43 @@ class StmtPrinter:
         bodies.append(list(s.orelse.stmts) if s.orelse is not None else None)
         self._if_chain(c, s.branches, bodies, emit_body)
 
+    def _loop_invariant_reads(self, body) -> frozenset:
+        """What the statements of a loop body read once per statement (state variables read
+        into Python locals, kept-value lists of defs: ExprPrinter.try_hoist, kept_call) and
+        that nothing in the body changes: a variable the body never writes, or an array it
+        writes only item by item (the list read before the loop is the one the items are
+        written into); the list of a def none of whose variables the body writes."""
+        whole: set[str] = set()  # state variables the body may rebind
+        written: set[str] = set()
+        for n in _all_nodes(body):
+            if isinstance(n, ast.Assign | ast.AugAssign | ast.Add | ast.Remove | ast.Push):
+                ref = self.p.refs.get(n.target)
+                if ref is None or ref[0] != "state":
+                    continue
+                written.add(ref[1])
+                if not n.target.indices or T.strip(self.p.state_types[ref[1]]).kind != "array":
+                    whole.add(ref[1])
+        keys = {("name", "state", v) for v in self.p.state_types if v not in whole}
+        keys |= {("keyed", name) for name, kd in self.plan.keyed_defs.items()
+                 if not written & set(kd.deps)}
+        return frozenset(keys)
+
     def emit_For(self, s, c, ret):
         slot = self.p.slots[s]
         var = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
+        # reads that the body's statements would each make, on every member, made once before
+        # the loop when nothing in the body changes them (StmtPrinter._loop_invariant_reads)
+        at = len(c.sink.lines)
+        lifted = Sink(c.sink.fn, c.sink.ind)
+        outer = self._loop_outer
+        self._loop_outer = (lifted, {}, self._loop_invariant_reads(s.body.stmts))
+        try:
+            self._emit_for(s, c, ret, var)
+        finally:
+            self._loop_outer = outer
+        c.sink.lines[at:at] = lifted.lines
+
+    def _emit_for(self, s, c, ret, var):
         walk = self.set_walk(s.iter, c, var)
         if walk is None:
             c.sink.emit(f"for {var} in {self.iter_code(s.iter, c, snapshot=True)}:")

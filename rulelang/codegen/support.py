@@ -158,10 +158,21 @@ class _Hoist:
     # inside the branch computing a kept def's missing value: nothing is taken out of it for
     # an aggregate's sake (it would then be computed on every hit too)
     barrier: bool = False
+    # a statement in a `for` body (StmtPrinter.emit_For): (the sink before the loop, what was
+    # read into it, the keys that nothing in the body changes) — reads of those keys are made
+    # once before the loop instead of once per member
+    outer: tuple | None = None
 
     def at(self, level: int) -> _Hoist:
         return _Hoist(self.levels, self.param_level, level, self.shared, self.uses, self.stmt,
-                      self.def_level)
+                      self.def_level, outer=self.outer)
+
+    def level0(self, key) -> tuple[Sink, bool]:
+        """Where a read kept under `key` for the whole statement goes: (sink, lifted out of
+        the enclosing loop)."""
+        if self.outer is not None and key in self.outer[2]:
+            return self.outer[0], True
+        return self.levels[0], False
 
     def in_aggregate(self) -> _Hoist:
         return replace(self, agg=True)

@@ -26,6 +26,7 @@ PATH_ROWS = os.path.join(ROOT, "tests", "fixtures", "pathrows.rules")
 EMPTY_TESTS = os.path.join(ROOT, "tests", "fixtures", "emptytests.rules")
 AGG_HOIST = os.path.join(ROOT, "tests", "fixtures", "agghoist.rules")
 PROTO_PATH = os.path.join(ROOT, "tests", "fixtures", "protopath.rules")
+LOOP_READS = os.path.join(ROOT, "tests", "fixtures", "loopreads.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]:
@@ -160,7 +161,7 @@ def test_acquire_hands_are_peeled():
     (one set) through bits."""
     src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
     assert "_v_hand" in src and "in bits(_v_hand" not in src and "in bits(s.v_hand" not in src
-    assert "for v_merger__x in bits(s.v_board):  # rules:288" in src
+    assert "for v_merger__x in bits(s.v_board):\n" in src
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -464,3 +465,42 @@ def test_protocol_path_is_used():
     assert "shift += 32" in draw and "v = shift + members[k]" in draw
     roll = src.split("def apply_roll(s, acts, k):")[1].split("\ndef ")[0]
     assert "    v = SMALL_BITS[acts][k]\n" in roll
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_loop_reads_in_lockstep(players):
+    """loopreads.rules: reads lifted out of `for` loops whose bodies write arrays item by item
+    (read again after the writes), and left in loops that write the set walked or an array as
+    a whole; a fault in grow's loop after some of its writes."""
+    ends = {}
+    for seed in range(40):
+        _steps, where = _play(players, seed, LOOP_READS)
+        ends[where] = ends.get(where, 0) + 1
+    assert ends.get(None, 0) > 0
+    assert {os.path.basename(w) for w in ends if w is not None} == {"loopreads.rules:40:25"}
+
+
+def test_loop_reads_are_lifted():
+    """What a `for` body reads per statement and does not change is read before the loop;
+    what it changes (a set, an array as a whole, a kept list whose variables it writes) is
+    read where it was."""
+    src = compile_program(rulelang.check_file(LOOP_READS))
+
+    def body(name):
+        return src.split(f"def {name}(s):")[1].split("\ndef ")[0]
+    grow = body("step_claim_then_grow")
+    assert grow.index("_v_owner = s.v_owner") < grow.index("for v_t_2 in bits(s.v_pool):")
+    loop = grow.split("for v_t_2 in bits(s.v_pool):")[1]
+    # near's list: fetched by each statement (owner is written), owner's list once
+    assert loop.count("= s.c_near = [None]") == 2 and "= s.v_owner" not in loop
+    sweep = body("step_claim_then_sweep")
+    head, loop = sweep.split("for v_t_3 in bits(s.v_pool):")
+    assert "= s.c_near" in head and "_v_owner = s.v_owner" in head and "_v_level" in head
+    assert "= s.c_near" not in loop and "s.v_pool.bit_count()" in loop  # pool: written
+    settle = body("step_claim_then_settle")
+    head, loop = settle.split("for v_t_4 in bits(s.v_pool):")
+    assert "_v_level" not in head and loop.count("_v_level = s.v_level") == 2
+    acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
+    turn = acq.split("def step_turn_while_2(s):")[1].split("\ndef ")[0]
+    end = turn[turn.index("if (not s.v_ending):"):]
+    assert end.index("= s.c_adjacent_chains") < end.index("while _t")
