@@ -269,6 +269,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         local_attrs=tuple(local_attrs), score=score_lines,
         tiebreak=tiebreak_lines, heuristic=heuristic_lines,
         limits=dataclasses.asdict(program.limits),
+        static_phase=em.plan.static_phase,
         counted_loops=any(isinstance(ins, JumpIfNot) and ins.loop is not None
                           for ins in low.code))
     # Definitions nothing refers to are left out; then the runtime helpers this module calls,

@@ -16,11 +16,14 @@ from rulelang.codegen.analysis import _all_nodes
 from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured
 from rulelang.consts import key_match
 from rulelang.lower import (
+    Bind,
     ChanceAt,
     ChooseAt,
+    Copy,
     DepthFault,
     Exec,
     FinishAt,
+    IterInit,
     IterNext,
     Jump,
     JumpIfNot,
@@ -85,6 +88,9 @@ class Plan:
     inline: set[str] = field(default_factory=set)  # defs expanded in place in statements
     dense: dict[str, tuple[int, int, list]] = field(default_factory=dict)
     redundant_phase_sets: set[int] = field(default_factory=set)  # SetPhase pcs to skip
+    # the phase at each pause and at the end when the flow fixes it there (plan_phase_sets):
+    # pc -> phase name (None: the flow itself); None when a pause can be reached in two phases
+    static_phase: dict[int, str | None] | None = None
     options: dict[tuple[int, int], OptionPlan] = field(default_factory=dict)
     reused_any: dict[int, dict[int, list]] = field(default_factory=dict)
     patterns: dict[int, tuple] = field(default_factory=dict)  # id(node) -> matched pattern
@@ -159,8 +165,19 @@ def plan_dense_tables(an, plan: Plan) -> None:
 
 def plan_phase_sets(an, plan: Plan) -> None:
     """A SetPhase whose next instruction, through jumps only, is another SetPhase is skipped.
-    Safe: the phase is only observed at a pause (state JSON), and none comes in between."""
+    Safe: the phase is only observed at a pause (state JSON), and none comes in between.
+
+    When every pause (and the end) is reached in one phase only, whatever the path to it (the
+    phases are expanded in place, so a decision is in the phase whose body holds it), the
+    phase is not stored at all: State.phase reads it from the pc (plan.static_phase), and every
+    SetPhase is skipped. Found by following every edge of the lowered flow from the start
+    (phase none); an instruction of a kind not known here keeps the stores."""
     code = an.low.code
+    plan.static_phase = _static_phase(code)
+    if plan.static_phase is not None:
+        plan.redundant_phase_sets.update(
+            pc for pc, ins in enumerate(code) if isinstance(ins, SetPhase))
+        return
     for pc, ins in enumerate(code):
         if not isinstance(ins, SetPhase):
             continue
@@ -170,6 +187,40 @@ def plan_phase_sets(an, plan: Plan) -> None:
             nxt = code[nxt].target
         if nxt < len(code) and isinstance(code[nxt], SetPhase):
             plan.redundant_phase_sets.add(pc)
+
+
+def _static_phase(code) -> dict[int, str | None] | None:
+    """pc -> the phase every path from the start reaches it in, for the pauses and the end
+    (None if one of them can be reached in two phases)."""
+    seen: dict[int, str | None] = {}
+    todo: list[tuple[int, str | None]] = [(0, None)]
+    while todo:
+        pc, phase = todo.pop()
+        if pc in seen:
+            if seen[pc] != phase:
+                return None
+            continue
+        seen[pc] = phase
+        ins = code[pc]
+        if isinstance(ins, SetPhase):
+            nxt = [(pc + 1, ins.name)]
+        elif isinstance(ins, Jump):
+            nxt = [(ins.target, phase)]
+        elif isinstance(ins, JumpIfNot | IterNext):
+            nxt = [(pc + 1, phase), (ins.target, phase)]
+        elif isinstance(ins, ChooseAt):
+            # an option resumes at its target, `else` at its block; a standing option asks
+            # the same decision again
+            nxt = [(t, phase) for t in [*ins.targets, ins.orelse] if t >= 0]
+        elif isinstance(ins, FinishAt):
+            nxt = []
+        elif isinstance(ins, Exec | Bind | IterInit | Copy | ChanceAt | DepthFault):
+            nxt = [(pc + 1, phase)]
+        else:
+            return None
+        todo.extend(x for x in nxt if x[0] < len(code))
+    return {pc: seen[pc] for pc in sorted(seen)
+            if isinstance(code[pc], ChooseAt | ChanceAt | FinishAt)}
 
 
 def plan_options(an, plan: Plan) -> None:

@@ -504,3 +504,42 @@ def test_loop_reads_are_lifted():
     turn = acq.split("def step_turn_while_2(s):")[1].split("\ndef ")[0]
     end = turn[turn.index("if (not s.v_ending):"):]
     assert end.index("= s.c_adjacent_chains") < end.index("while _t")
+
+
+def test_static_phase():
+    """The phase at each pause and at the end, when every path from the start reaches it in
+    one phase (plan_phase_sets); None when a pause can be reached in two."""
+    from rulelang.codegen.passes import _static_phase
+    from rulelang.lower import ChooseAt, FinishAt, JumpIfNot, SetPhase
+
+    def choose(*targets):
+        return ChooseAt(None, (), (), targets=list(targets))
+    one = [SetPhase("a"), choose(2), SetPhase(None), FinishAt()]
+    assert _static_phase(one) == {1: "a", 3: None}
+    # the decision is reached both in no phase (the jump) and in phase a
+    two = [JumpIfNot(None, target=2), SetPhase("a"), choose(3), SetPhase(None), FinishAt()]
+    assert _static_phase(two) is None
+    # an option going back into the phase's loop: the same phase
+    loop = [SetPhase("a"), choose(1, 2), SetPhase(None), FinishAt()]
+    assert _static_phase(loop) == {1: "a", 3: None}
+
+
+def test_phase_read_from_the_pc():
+    """Every rules file fixes the phase at its pauses: the compiled State keeps none (no slot,
+    no store) and reads it from the pc, equal to the interpreter's at every pause."""
+    src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
+    assert "s.phase =" not in src and '"phase"' not in src.split("__slots__")[1][:200]
+    a = rulelang.load(os.path.join(ROOT, "rules", "acquire.rules"), backend="interpreter")
+    b = rulelang.load(os.path.join(ROOT, "rules", "acquire.rules"), backend="compiled")
+    seen = set()
+    for seed in range(2):
+        x, y = a.new_game(4), b.new_game(4)
+        rng = random.Random(seed)
+        while not x.is_terminal():
+            assert x.phase == y.phase == y.clone().phase
+            seen.add(y.phase)
+            k = rng.randrange(x.num_choices())
+            x.apply_index(k)
+            y.apply_index(k)
+        assert y.is_terminal() and x.phase == y.phase is None
+    assert {"turn", "draw", None} <= seen
