@@ -119,6 +119,8 @@ class Plan:
     # path_cost calls whose graph, start set and allowed set cannot fault nor be none
     # (plan_path_rows): id(node)
     path_rows: set[int] = field(default_factory=set)
+    # `remove x from S` right after `chance x in S` (plan_member_removes): id(statement)
+    member_removes: set[int] = field(default_factory=set)
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -846,9 +848,39 @@ def plan_path_rows(an, plan: Plan) -> None:
             plan.path_rows.add(id(node))
 
 
+def plan_member_removes(an, plan: Plan) -> None:
+    """`chance x in S` (S a state variable holding a set) followed at once by `remove x from S`,
+    with no other way into that statement: the value drawn is a member of S, so the removal
+    needs no membership test (no fault is possible). Acquire's `remove t from bag` after each
+    draw. Safe: the outcomes are S's members when the chance pauses (set_vars works them out
+    again from the new S), nothing runs between the draw and the statement but the binding of
+    x, and a statement reached only from the chance node cannot be reached with another x."""
+    code = an.low.code
+    entered: set[int] = set()  # instructions some jump or resumption leads to
+    for ins in code:
+        if isinstance(ins, Jump | JumpIfNot | IterNext):
+            entered.add(ins.target)
+        elif isinstance(ins, ChooseAt):
+            entered.update([*ins.targets, ins.orelse])
+    for pc, ins in enumerate(code[:-1]):
+        nxt = code[pc + 1]
+        if not isinstance(ins, ChanceAt) or pc + 1 in entered or not isinstance(nxt, Exec) \
+                or not isinstance(nxt.stmt, ast.Remove):
+            continue
+        dom, st = ins.node.domain, nxt.stmt
+        var = an.p.refs.get(dom) if isinstance(dom, ast.Name) else None
+        if var is None or var[0] != "state" or T.strip(an.t(dom)).kind != "set" \
+                or st.target.indices or an.p.refs.get(st.target) != var:
+            continue
+        if isinstance(st.value, ast.Name) \
+                and an.p.refs.get(st.value) == ("local", an.p.slots[ins.node]):
+            plan.member_removes.add(id(st))
+
+
 PASSES = (plan_int_ranges, plan_inlining, plan_dense_tables, plan_phase_sets, plan_cached_defs,
           plan_keyed_defs, plan_options, plan_reused_any, plan_mask_patterns, plan_flow,
-          plan_resume_in_apply, plan_shared_any, plan_peel_sets, plan_path_rows)
+          plan_resume_in_apply, plan_shared_any, plan_peel_sets, plan_path_rows,
+          plan_member_removes)
 
 
 def run_passes(an, plan: Plan) -> Plan:

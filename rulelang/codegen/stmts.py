@@ -233,6 +233,10 @@ class StmtPrinter:
 
     def emit_Remove(self, s, c, ret):
         if T.strip(self.t(s.target)).kind == "set":
+            if id(s) in self.plan.member_removes:  # x drawn from the set just before
+                v = self.nn(s.value, c)
+                c.sink.emit(f"{self.target(s.target, c)} ^= 1 << {v}")
+                return
             if self._target_safe(s.target):
                 bit = c.sink.tmp()
                 c.sink.emit(f"{bit} = 1 << {self.nn(s.value, c)}")

@@ -543,3 +543,48 @@ def test_phase_read_from_the_pc():
             y.apply_index(k)
         assert y.is_terminal() and x.phase == y.phase is None
     assert {"turn", "draw", None} <= seen
+
+
+def test_chance_weights_of_set_draws():
+    """A game whose chance nodes all draw from sets answers chance_weights() None at once;
+    both back ends agree at every pause (decisions included). A game with weighted chance keeps
+    the full method."""
+    src = compile_program(rulelang.check_file(PROTO_PATH))
+    assert "        return None  # (no chance node here weighs its outcomes" in src
+    auto = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "automobile.rules")))
+    assert "no chance node here weighs" not in auto and "ws = [w for" in auto
+    a = rulelang.load(PROTO_PATH, backend="interpreter").new_game(2)
+    b = rulelang.load(PROTO_PATH, backend="compiled").new_game(2)
+    rng = random.Random(3)
+    kinds = set()
+    while not a.is_terminal():
+        assert a.chance_weights() is None and b.chance_weights() is None
+        kinds.add(a.current_player == rulelang.CHANCE)
+        k = rng.randrange(a.num_choices())
+        try:
+            a.apply_index(k)
+        except rulelang.RulesRuntimeError:
+            break
+        b.apply_index(k)
+    assert kinds == {True, False}
+
+
+def test_member_removes():
+    """`remove c from deck` right after `chance draw(c: Cell in deck)` has no membership test
+    (plan_member_removes); `remove d from faces` inside an `if` keeps it. After set_vars at the
+    draw (a smaller deck) both back ends draw and remove the same member."""
+    src = compile_program(rulelang.check_file(PROTO_PATH))
+    assert "    s.v_deck ^= 1 << s.l_c  # rules:38\n" in src
+    assert "fault_not_in_set(AT_38_" not in src and "fault_not_in_set(AT_42_" in src
+    deck = ["2B", "3C", "7D"]
+    for k in range(3):
+        states = [rulelang.load(PROTO_PATH, backend=b).new_game(2)
+                  for b in ("interpreter", "compiled")]
+        for s in states:
+            assert s.current_player == rulelang.CHANCE and s.history == []
+            s.set_vars({"deck": deck})
+            s.apply_index(k)
+        a, b = states
+        assert a.history == b.history == [f"draw({deck[k]})"]
+        assert a.digest() == b.digest() and a.to_json() == b.to_json()
+        assert b.get_var("deck") == [x for x in deck if x != deck[k]]

@@ -526,10 +526,7 @@ class State:
         return self._n  # counted when the choices were listed (0 once the game is over)
 
     def chance_weights(self):
-        if self.current_player != CHANCE or type(self._acts) is int:
-            return None
-        ws = [w for _v, w in self._acts]
-        return None if len(set(ws)) <= 1 else ws
+        return None  # (no chance node here weighs its outcomes: each draws from a set)
 
     def end_action_index(self):
         """Index of the first legal end declaration, or -1 (found when the legal actions were
@@ -822,4 +819,4 @@ _LINEMAP = {219: 35, 220: 36, 221: 39, 222: 39, 223: 39, 224: 39, 225: 39, 226: 
         388: 54, 389: 54, 390: 54, 391: 54, 392: 54, 393: 54, 394: 54, 395: 54, 396: 54, 397: 54,
         398: 54, 399: 54, 400: 54, 401: 54, 402: 54, 403: 54, 404: 54, 405: 54, 406: 54, 407: 54,
         408: 54, 409: 54, 410: 54, 411: 54, 412: 54, 413: 54, 414: 54, 415: 54, 451: 31, 452: 32,
-        453: 32, 454: 32, 671: 77, 672: 77, 673: 77}
+        453: 32, 454: 32, 668: 77, 669: 77, 670: 77}
