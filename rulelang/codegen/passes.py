@@ -849,32 +849,94 @@ def plan_path_rows(an, plan: Plan) -> None:
 
 
 def plan_member_removes(an, plan: Plan) -> None:
-    """`chance x in S` (S a state variable holding a set) followed at once by `remove x from S`,
-    with no other way into that statement: the value drawn is a member of S, so the removal
-    needs no membership test (no fault is possible). Acquire's `remove t from bag` after each
-    draw. Safe: the outcomes are S's members when the chance pauses (set_vars works them out
-    again from the new S), nothing runs between the draw and the statement but the binding of
-    x, and a statement reached only from the chance node cannot be reached with another x."""
+    """`remove x from S` where x was just drawn from S by a chance node (`chance x in S`) or
+    is an option's parameter `x: T in S` (S a state variable holding a set, or an array of sets
+    at flow locals), reached from that chance node or option with nothing in between but phase
+    changes, jumps and the binding of phase parameters to those locals (`run place_tile(p, t)`
+    then `remove t from hand[p]`), and no other way into it: x is a member of S there, so the
+    removal needs no membership test (no fault is possible). Acquire's `remove t from bag`
+    after each draw and `remove t from hand[p]` after each placement. Safe: the outcomes and
+    the options' values are S's members when the flow pauses (set_vars works them out again
+    from the new state), and nothing between the pause and the statement writes the state or
+    the locals naming S's indexes."""
     code = an.low.code
-    entered: set[int] = set()  # instructions some jump or resumption leads to
-    for ins in code:
-        if isinstance(ins, Jump | JumpIfNot | IterNext):
-            entered.add(ins.target)
+    ways: dict[int, int] = {}  # how many instructions lead to each one
+
+    def lead(to: int) -> None:
+        ways[to] = ways.get(to, 0) + 1
+    for pc, ins in enumerate(code):
+        if isinstance(ins, Jump):
+            lead(ins.target)
+        elif isinstance(ins, JumpIfNot | IterNext):
+            lead(ins.target)
+            lead(pc + 1)
         elif isinstance(ins, ChooseAt):
-            entered.update([*ins.targets, ins.orelse])
-    for pc, ins in enumerate(code[:-1]):
-        nxt = code[pc + 1]
-        if not isinstance(ins, ChanceAt) or pc + 1 in entered or not isinstance(nxt, Exec) \
-                or not isinstance(nxt.stmt, ast.Remove):
-            continue
-        dom, st = ins.node.domain, nxt.stmt
-        var = an.p.refs.get(dom) if isinstance(dom, ast.Name) else None
-        if var is None or var[0] != "state" or T.strip(an.t(dom)).kind != "set" \
-                or st.target.indices or an.p.refs.get(st.target) != var:
-            continue
-        if isinstance(st.value, ast.Name) \
-                and an.p.refs.get(st.value) == ("local", an.p.slots[ins.node]):
+            for t in [*ins.targets, ins.orelse]:
+                if t >= 0:
+                    lead(t)
+        elif not isinstance(ins, FinishAt):
+            lead(pc + 1)
+
+    def drawn_from(slot: str, dom) -> dict:
+        """{slot: (state variable, slots of the locals indexing it)} for a set domain."""
+        if dom is None or T.strip(an.t(dom)).kind != "set":
+            return {}
+        idx: list[str] = []
+        while isinstance(dom, ast.Index):
+            ref = an.p.refs.get(dom.index) if isinstance(dom.index, ast.Name) else None
+            if ref is None or ref[0] != "local":
+                return {}
+            idx.insert(0, ref[1])
+            dom = dom.obj
+        ref = an.p.refs.get(dom) if isinstance(dom, ast.Name) else None
+        return {slot: (ref[1], tuple(idx))} if ref is not None and ref[0] == "state" else {}
+
+    def follow(pc: int, drawn: dict) -> None:
+        alias: dict[str, str] = {}  # phase parameter slot -> the local it was bound to
+        fixed = set(drawn) | {i for _v, ix in drawn.values() for i in ix}
+        while drawn and pc < len(code) and ways.get(pc) == 1:
+            ins = code[pc]
+            if isinstance(ins, SetPhase):
+                pc += 1
+            elif isinstance(ins, Jump):
+                pc = ins.target
+            elif isinstance(ins, Bind) and ins.slot not in fixed \
+                    and ins.slot not in alias.values():
+                ref = an.p.refs.get(ins.expr) if isinstance(ins.expr, ast.Name) else None
+                if ref is not None and ref[0] == "local":
+                    alias[ins.slot] = alias.get(ref[1], ref[1])
+                else:
+                    alias.pop(ins.slot, None)
+                pc += 1
+            else:
+                break
+        else:
+            return
+        st = code[pc].stmt if isinstance(code[pc], Exec) else None
+        if not isinstance(st, ast.Remove) or not isinstance(st.value, ast.Name):
+            return
+        ref = an.p.refs.get(st.value)
+        if ref is None or ref[0] != "local" or alias.get(ref[1], ref[1]) not in drawn:
+            return
+        var, ix = drawn[alias.get(ref[1], ref[1])]
+        names = []
+        for e in st.target.indices:
+            r = an.p.refs.get(e) if isinstance(e, ast.Name) else None
+            if r is None or r[0] != "local":
+                return
+            names.append(alias.get(r[1], r[1]))
+        if an.p.refs.get(st.target) == ("state", var) and tuple(names) == ix:
             plan.member_removes.add(id(st))
+
+    for pc, ins in enumerate(code):
+        if isinstance(ins, ChanceAt):
+            follow(pc + 1, drawn_from(an.p.slots[ins.node], ins.node.domain))
+        elif isinstance(ins, ChooseAt):
+            for opt, target in zip(ins.node.options, ins.targets):
+                drawn: dict = {}
+                for prm in opt.params:
+                    drawn.update(drawn_from(an.p.slots[prm], prm.domain))
+                follow(target, drawn)
 
 
 PASSES = (plan_int_ranges, plan_inlining, plan_dense_tables, plan_phase_sets, plan_cached_defs,

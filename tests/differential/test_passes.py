@@ -374,8 +374,9 @@ def test_empty_tests_and_item_updates_are_used():
     assert "if (_v_held[_l_p] != 0) and (_v_held[_l_p] != 0) and (_v_bag != 0):" in lines
     assert "if (not (_t1 or (not_none(_v_spare, AT_26_61) == 0))):" in lines
     assert "if (s.v_held[s.l_p] == 0):  # rules:35" in lines
-    at = lines.index("s.v_pts[s.l_p] = _t2 = s.v_pts[s.l_p] + 1  # rules:29")
-    assert lines[at + 1] == "if not _t2 <= LIMIT_INT:"
+    # (take's `remove g from bag` needs no temporary: g is one of bag's members)
+    at = lines.index("s.v_pts[s.l_p] = _t1 = s.v_pts[s.l_p] + 1  # rules:29")
+    assert lines[at + 1] == "if not _t1 <= LIMIT_INT:"
     at = lines.index("s.v_pts[s.l_p] = _t2 = s.v_pts[s.l_p] - 2  # rules:42")
     assert lines[at + 1] == "if not LIMIT_INT_MIN <= _t2:"
     at = lines.index("s.v_pts[_l_p] = _t1 = s.v_pts[_l_p] + s.v_grow[_l_p]")
@@ -431,7 +432,7 @@ def test_protocol_path_in_lockstep(players):
         ends[where] = ends.get(where, 0) + 1
     assert ends.get(None, 0) > 0
     faults = {os.path.basename(w) for w in ends if w is not None}
-    assert faults == {"protopath.rules:31:49"}  # price(6) in can_buy's `any`, in the test
+    assert faults == {"protopath.rules:33:49"}  # price(6) in can_buy's `any`, in the test
     for seed in range(40):
         s = rulelang.load(PROTO_PATH, backend="compiled").new_game(players)
         rng = random.Random(seed)
@@ -570,12 +571,19 @@ def test_chance_weights_of_set_draws():
 
 
 def test_member_removes():
-    """`remove c from deck` right after `chance draw(c: Cell in deck)` has no membership test
-    (plan_member_removes); `remove d from faces` inside an `if` keeps it. After set_vars at the
-    draw (a smaller deck) both back ends draw and remove the same member."""
+    """`remove c from deck` right after `chance draw(c: Cell in deck)`, and spend's removal of
+    the token `use(g: Good in tokens[p])` passes it, have no membership test
+    (plan_member_removes); `remove d from faces` inside an `if` and drop's removal after another
+    statement keep it. After set_vars at the draw (a smaller deck) both back ends draw and
+    remove the same member."""
     src = compile_program(rulelang.check_file(PROTO_PATH))
-    assert "    s.v_deck ^= 1 << s.l_c  # rules:38\n" in src
-    assert "fault_not_in_set(AT_38_" not in src and "fault_not_in_set(AT_42_" in src
+    assert "    s.v_deck ^= 1 << s.l_c  # rules:40\n" in src
+    assert "fault_not_in_set(AT_40_" not in src and "fault_not_in_set(AT_44_" in src
+    # a token chosen by `use` and passed to spend(q, g): removed at once; `drop` tests it
+    assert "    s.v_tokens[s.l_spend__q] ^= 1 << s.l_spend__g  # rules:100\n" in src
+    assert "fault_not_in_set(AT_100_" not in src and "fault_not_in_set(AT_90_" in src
+    acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
+    assert "s.v_hand[s.l_place_tile__p] ^= 1 << s.l_place_tile__t  # rules:204\n" in acq
     deck = ["2B", "3C", "7D"]
     for k in range(3):
         states = [rulelang.load(PROTO_PATH, backend=b).new_game(2)
