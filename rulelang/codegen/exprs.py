@@ -303,10 +303,12 @@ class ExprPrinter:
             if ref[0] == "state" or (ref[0] == "local" and ref[1] not in c.py):
                 # read once into a Python local at the top of the function
                 key = ("name", *ref)
-                if h.uses is not None and h.uses.get(key, 0) < 2:
+                sink, lifted = h.level0(key)
+                if lifted and h.outer[3] is not None and h.outer[3].get(key, 0) < 2:
+                    lifted, sink = False, h.levels[0]  # read once in the whole run
+                if h.uses is not None and h.uses.get(key, 0) < 2 and not lifted:
                     return None
                 if key not in h.shared:
-                    sink, lifted = h.level0(key)
                     if lifted and key in h.outer[1]:
                         h.shared[key] = h.outer[1][key]
                         return h.shared[key]

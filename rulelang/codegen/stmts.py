@@ -284,23 +284,30 @@ class StmtPrinter:
         bodies.append(list(s.orelse.stmts) if s.orelse is not None else None)
         self._if_chain(c, s.branches, bodies, emit_body)
 
-    def _loop_invariant_reads(self, body) -> frozenset:
-        """What the statements of a loop body read once per statement (state variables read
-        into Python locals, kept-value lists of defs: ExprPrinter.try_hoist, kept_call) and
-        that nothing in the body changes: a variable the body never writes, or an array it
-        writes only item by item (the list read before the loop is the one the items are
-        written into); the list of a def none of whose variables the body writes."""
-        whole: set[str] = set()  # state variables the body may rebind
+    def invariant_reads(self, stmts) -> frozenset:
+        """What statements read into Python locals (state variables and flow locals read by
+        name, kept-value lists of defs: ExprPrinter.try_hoist, kept_call) that none of them
+        changes: a variable they never write, or an array they write only item by item (the
+        list read first is the one the items are written into); a flow local none of them
+        binds or writes; the list of a def none of whose variables they write."""
+        whole: set[str] = set()  # state variables the statements may rebind
         written: set[str] = set()
-        for n in _all_nodes(body):
+        bound: set[str] = set()  # local slots
+        for n in _all_nodes(stmts):
+            slot = self.p.slots.get(n) if hasattr(n, "span") else None
+            if slot is not None:
+                bound.add(slot)
             if isinstance(n, ast.Assign | ast.AugAssign | ast.Add | ast.Remove | ast.Push):
                 ref = self.p.refs.get(n.target)
+                if ref is not None and ref[0] == "local":
+                    bound.add(ref[1])
                 if ref is None or ref[0] != "state":
                     continue
                 written.add(ref[1])
                 if not n.target.indices or T.strip(self.p.state_types[ref[1]]).kind != "array":
                     whole.add(ref[1])
         keys = {("name", "state", v) for v in self.p.state_types if v not in whole}
+        keys |= {("name", "local", v) for v in self.p.slot_types if v not in bound}
         keys |= {("keyed", name) for name, kd in self.plan.keyed_defs.items()
                  if not written & set(kd.deps)}
         return frozenset(keys)
@@ -309,11 +316,11 @@ class StmtPrinter:
         slot = self.p.slots[s]
         var = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
         # reads that the body's statements would each make, on every member, made once before
-        # the loop when nothing in the body changes them (StmtPrinter._loop_invariant_reads)
+        # the loop when nothing in the body changes them (StmtPrinter.invariant_reads)
         at = len(c.sink.lines)
         lifted = Sink(c.sink.fn, c.sink.ind)
         outer = self._loop_outer
-        self._loop_outer = (lifted, {}, self._loop_invariant_reads(s.body.stmts))
+        self._loop_outer = (lifted, {}, self.invariant_reads(s.body.stmts), None)
         try:
             self._emit_for(s, c, ret, var)
         finally:

@@ -158,9 +158,10 @@ class _Hoist:
     # inside the branch computing a kept def's missing value: nothing is taken out of it for
     # an aggregate's sake (it would then be computed on every hit too)
     barrier: bool = False
-    # a statement in a `for` body (StmtPrinter.emit_For): (the sink before the loop, what was
-    # read into it, the keys that nothing in the body changes) — reads of those keys are made
-    # once before the loop instead of once per member
+    # a statement in a `for` body or in a run of flow statements (StmtPrinter.emit_For,
+    # FlowPrinter._render): (the sink before them, what was read into it, the keys that none of
+    # them changes, reads per key over all of them or None for a loop) — reads of those keys are
+    # made once, there, instead of once per statement (and per member)
     outer: tuple | None = None
 
     def at(self, level: int) -> _Hoist:

@@ -128,7 +128,7 @@ def test_peeled_sets_are_used():
     src = compile_program(rulelang.check_file(PEEL))
     peels = [line for line in src.splitlines() if line.endswith(".bit_length() - 1")]
     assert len(peels) == 1 and peels[0].strip().startswith("v_c_3 = _t")
-    assert "for v_c_2 in bits(s.v_pile[s.l_p]):" in src
+    assert "for v_c_2 in bits(_v_pile[_l_p]):" in src  # (pile and p read before the run)
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -152,7 +152,7 @@ def test_peeled_wide_state_sets_are_used():
     peels = [line.strip().split(" = ")[0] for line in src.splitlines()
              if line.endswith(".bit_length() - 1")]
     assert peels == ["v_c_2", "v_high__c", "v_top_worth__c", "v_c_4"]
-    assert "for v_c_3 in bits(s.v_board):  # rules:49" in src
+    assert "for v_c_3 in bits(s.v_board):" in src
     assert "in bits(s.v_hand" not in src and "in bits(_v_hand" not in src
 
 
@@ -250,7 +250,7 @@ def test_none_facts_are_used():
     assert "(_v_pick is not None) and (_v_count[_v_pick] < 3)" in src  # drop's when
     assert "((_v_pick is None) or (_v_count[_v_pick] > 0))" in src  # trim's when
     # the first statement of `if pick != none ...`
-    assert "s.v_count[s.v_pick] = _t1 = s.v_count[s.v_pick] - 2" in src
+    assert "s.v_count[_v_pick] = _t1 = s.v_count[_v_pick] - 2" in src
     assert "(_v_count[not_none(_v_pick, AT_33_57)] > 5)" in src  # risk's: the check stays
     assert "s.v_count[not_none(s.v_pick, AT_24_15)] += 1" in src  # drop's body: not known
 
@@ -285,7 +285,7 @@ def test_pushdown_is_used():
     assert "(_v_cash[_l_p] * 100000) >= _t" in legal
     take = src[src.index("def step_take_then_take(s):"):src.index("def step_take_then_skip(")]
     grow = src[src.index("def step_grow_then_grow(s):"):src.index("def step_grow_then_rest(")]
-    assert "s.l_paid = (((s.l_k * FIELD_Card_v[s.l_c]) * 100000) + (3 if s.l_extra else 0))" \
+    assert "s.l_paid = (((_l_k * FIELD_Card_v[_l_c]) * 100000) + (3 if s.l_extra else 0))" \
         in take and "s.l_paid <=" not in take
     assert "if not LIMIT_INT_MIN <= s.l_gain <= LIMIT_INT:" in grow
 
@@ -373,13 +373,13 @@ def test_empty_tests_and_item_updates_are_used():
     assert "if ((s.v_rounds < 14) and (s.v_bag != 0)):" in lines
     assert "if (_v_held[_l_p] != 0) and (_v_held[_l_p] != 0) and (_v_bag != 0):" in lines
     assert "if (not (_t1 or (not_none(_v_spare, AT_26_61) == 0))):" in lines
-    assert "if (s.v_held[s.l_p] == 0):  # rules:35" in lines
+    assert "if (_v_held[_l_p] == 0):  # rules:35" in lines
     # (take's `remove g from bag` needs no temporary: g is one of bag's members)
-    at = lines.index("s.v_pts[s.l_p] = _t1 = s.v_pts[s.l_p] + 1  # rules:29")
+    at = lines.index("s.v_pts[_l_p] = _t1 = s.v_pts[_l_p] + 1  # rules:29")
     assert lines[at + 1] == "if not _t1 <= LIMIT_INT:"
-    at = lines.index("s.v_pts[s.l_p] = _t2 = s.v_pts[s.l_p] - 2  # rules:42")
+    at = lines.index("s.v_pts[_l_p] = _t2 = s.v_pts[_l_p] - 2  # rules:42")
     assert lines[at + 1] == "if not LIMIT_INT_MIN <= _t2:"
-    at = lines.index("s.v_pts[_l_p] = _t1 = s.v_pts[_l_p] + s.v_grow[_l_p]")
+    at = lines.index("s.v_pts[_l_p] = _t1 = s.v_pts[_l_p] + _v_grow[_l_p]  # rules:41")
     assert lines[at + 1] == "if not LIMIT_INT_MIN <= _t1 <= LIMIT_INT:"
     assert ".bit_count() > 0" not in src and ".bit_count() == 0" not in src
 
@@ -478,7 +478,7 @@ def test_loop_reads_in_lockstep(players):
         _steps, where = _play(players, seed, LOOP_READS)
         ends[where] = ends.get(where, 0) + 1
     assert ends.get(None, 0) > 0
-    assert {os.path.basename(w) for w in ends if w is not None} == {"loopreads.rules:40:25"}
+    assert {os.path.basename(w) for w in ends if w is not None} == {"loopreads.rules:42:25"}
 
 
 def test_loop_reads_are_lifted():
@@ -577,13 +577,13 @@ def test_member_removes():
     statement keep it. After set_vars at the draw (a smaller deck) both back ends draw and
     remove the same member."""
     src = compile_program(rulelang.check_file(PROTO_PATH))
-    assert "    s.v_deck ^= 1 << s.l_c  # rules:40\n" in src
+    assert "    s.v_deck ^= 1 << _l_c  # rules:40\n" in src
     assert "fault_not_in_set(AT_40_" not in src and "fault_not_in_set(AT_44_" in src
     # a token chosen by `use` and passed to spend(q, g): removed at once; `drop` tests it
-    assert "    s.v_tokens[s.l_spend__q] ^= 1 << s.l_spend__g  # rules:100\n" in src
+    assert "    s.v_tokens[_l_spend__q] ^= 1 << s.l_spend__g  # rules:100\n" in src
     assert "fault_not_in_set(AT_100_" not in src and "fault_not_in_set(AT_90_" in src
     acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
-    assert "s.v_hand[s.l_place_tile__p] ^= 1 << s.l_place_tile__t  # rules:204\n" in acq
+    assert "s.v_hand[s.l_place_tile__p] ^= 1 << _l_place_tile__t  # rules:204\n" in acq
     deck = ["2B", "3C", "7D"]
     for k in range(3):
         states = [rulelang.load(PROTO_PATH, backend=b).new_game(2)
@@ -596,3 +596,27 @@ def test_member_removes():
         assert a.history == b.history == [f"draw({deck[k]})"]
         assert a.digest() == b.digest() and a.to_json() == b.to_json()
         assert b.get_var("deck") == [x for x in deck if x != deck[k]]
+
+
+@pytest.mark.parametrize("extra, fault", [(0, "loopreads.rules:69:19"), (1, None), (4, None)])
+def test_statements_in_a_row(extra, fault):
+    """mix's statements read p, k and level once before them (level written item by item in
+    between: read again through the same list), extra and the let each time; with extra 0
+    bonus(5) faults in the last statement. Both back ends, from the same set_vars."""
+    out = []
+    for backend in ("interpreter", "compiled"):
+        s = rulelang.load(LOOP_READS, backend=backend).new_game(2)
+        s.set_vars({"level": {"Red": 6, "Blue": 1, "Green": 0}, "extra": extra})
+        before = s.digest()
+        try:
+            s.apply("mix(Red)")
+            out.append((None, s.digest(), s.get_var("pts"), s.get_var("extra")))
+        except rulelang.RulesRuntimeError as exc:
+            assert s.digest() == before
+            out.append((os.path.basename(exc.location), None, None, None))
+    assert out[0] == out[1] and out[0][0] == fault
+    src = compile_program(rulelang.check_file(LOOP_READS))
+    mix = src.split("def step_claim_then_mix(s):")[1].split("\ndef ")[0]
+    head = mix.split("s.l_a = ")[0]
+    assert "_v_level = s.v_level" in head and "_l_p = s.l_p" in head and "extra" not in head
+    assert mix.count("_v_extra = s.v_extra") == 1 and "s.l_a" in mix.split("# rules:68")[1]
