@@ -202,6 +202,10 @@ class StmtPrinter:
         if optional:
             c.sink.emit(f"{tgt} = bounded(not_none({tgt}, {self.L(s.target.span)}) {s.op} {v}, "
                         f"LIMIT_INT, {w})")
+        elif id(s) in self.plan.bounded_updates:
+            # a test just before bounds the old value: the new one is within the limit
+            # (passes.plan_bounded_updates)
+            c.sink.emit(f"{tgt} {s.op}= {v}")
         else:
             sides = ("LIMIT_INT_MIN <=", "<= LIMIT_INT")
             if isinstance(s.value, ast.IntLit) and s.op in ("+", "-"):

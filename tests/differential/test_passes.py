@@ -27,6 +27,7 @@ EMPTY_TESTS = os.path.join(ROOT, "tests", "fixtures", "emptytests.rules")
 AGG_HOIST = os.path.join(ROOT, "tests", "fixtures", "agghoist.rules")
 PROTO_PATH = os.path.join(ROOT, "tests", "fixtures", "protopath.rules")
 LOOP_READS = os.path.join(ROOT, "tests", "fixtures", "loopreads.rules")
+BOUNDS = os.path.join(ROOT, "tests", "fixtures", "bounds.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]:
@@ -620,3 +621,46 @@ def test_statements_in_a_row(extra, fault):
     head = mix.split("s.l_a = ")[0]
     assert "_v_level = s.v_level" in head and "_l_p = s.l_p" in head and "extra" not in head
     assert mix.count("_v_extra = s.v_extra") == 1 and "s.l_a" in mix.split("# rules:68")[1]
+
+
+def test_bounded_updates_in_lockstep():
+    """bounds.rules in lock step (no fault in ordinary play)."""
+    for seed in range(30):
+        assert _play(2, seed, BOUNDS)[1] is None
+
+
+def test_bounded_updates_are_used():
+    """up's updates and down's first have no int limit check (a `when`, the flow test on a
+    flow local bound them); down's second, dip's and nudge's keep theirs."""
+    src = compile_program(rulelang.check_file(BOUNDS))
+
+    def body(name):
+        return src.split(f"def step_up_then_{name}(s):")[1].split("\ndef ")[0]
+    assert "    s.v_x += 1  # rules:23\n    s.l_n += 1  # rules:24\n    if (" in body("up")
+    down = body("down")
+    # the second update's check and turns' (after the loop)
+    assert "s.v_y[_l_p] -= 1  # rules:27\n" in down and down.count("fault_int_limit") == 2
+    assert "fault_int_limit(LIMIT_INT, AT_28_" in down
+    assert "fault_int_limit(LIMIT_INT, AT_31_" in body("dip")
+    assert "fault_int_limit(LIMIT_INT, AT_34_" in body("nudge")
+
+
+@pytest.mark.parametrize("x, action, fault", [
+    (10 ** 100 - 1, "nudge()", "bounds.rules:34:11"),
+    (-(10 ** 100 - 1), "dip()", "bounds.rules:31:11"),
+    (-(10 ** 100 - 1), "up()", None), (4, "up()", None)])
+def test_bounded_updates_at_the_limit(x, action, fault):
+    """set_vars at the first pause: the flow test (x < 9) is not asked again, the `when`s are;
+    the checks left in fault at the limit on both back ends, the ones left out cannot."""
+    out = []
+    for backend in ("interpreter", "compiled"):
+        s = rulelang.load(BOUNDS, backend=backend).new_game(2)
+        s.set_vars({"x": x})
+        before = s.digest()
+        try:
+            s.apply(action)
+            out.append((None, s.digest()))
+        except rulelang.RulesRuntimeError as exc:
+            assert s.digest() == before
+            out.append((os.path.basename(exc.location), None))
+    assert out[0] == out[1] and out[0][0] == fault
