@@ -229,10 +229,12 @@ class FlowPrinter:
                 known = self._pre_choose
                 extra = f", {known[1]}" if known is not None and known[0] == pc else ""
                 sk.emit(f"acts = legal_{self.names.pause[pc]}(s{extra})")
-                sk.emit("if not acts:")
                 if ins.orelse >= 0:  # `choose ... else`: no pause, nothing in the history
+                    sk.emit("if not acts:")
                     sk.lines.extend(self._goto(ins.orelse, ind + 1, fn))
-                else:
+                elif not any(not o.params and o.when is None for o in ins.node.options):
+                    # (an option with no parameters and no `when` is always listed)
+                    sk.emit("if not acts:")
                     sk.emit(f"    fault_no_choice({w})")
                 sk.emit("s._acts = acts")
                 sk.emit("s._n = len(acts)")

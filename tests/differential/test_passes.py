@@ -664,3 +664,14 @@ def test_bounded_updates_at_the_limit(x, action, fault):
             assert s.digest() == before
             out.append((os.path.basename(exc.location), None))
     assert out[0] == out[1] and out[0][0] == fault
+
+
+def test_always_listed_option():
+    """A decision with an option of no parameters and no `when` is never empty: no test for
+    it after the listing (Acquire's buy, protopath's give); the others keep it."""
+    acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
+    assert "acts = legal_buy(s, _t" in acq and "fault_no_choice(AT_172_5)" not in acq
+    assert "fault_no_choice(AT_154_5)" in acq  # place: every option has a `when`
+    src = compile_program(rulelang.check_file(PROTO_PATH))
+    give = src.split("acts = legal_give(s")[1].split("return -1")[0]
+    assert "if not acts" not in give
