@@ -770,9 +770,11 @@ class ExprPrinter:
             (self.p.slots[f], a) for a, f in zip(e.args, d.params))}
         try:
             if isinstance(d.body, ast.Block):
-                # A body of lets, ifs and returns: each return assigns the result.
-                result = c.sink.tmp()
-                self._inline_stmts(list(d.body.stmts), inner, result, ret)
+                result = self._inline_cond(list(d.body.stmts), inner, ret)
+                if result is None:
+                    # A body of lets, ifs and returns: each return assigns the result.
+                    result = c.sink.tmp()
+                    self._inline_stmts(list(d.body.stmts), inner, result, ret)
             else:
                 result = self.conv(d.body, inner, ret)
         finally:
@@ -780,6 +782,36 @@ class ExprPrinter:
         if is_simple(result):
             c.sink.memo[key] = result
         return result
+
+    def _inline_cond(self, stmts: list, c: Ctx, ret: T.Type) -> str | None:
+        """A def body `if C { return X } return Y` whose three parts print as plain expressions:
+        `(X if C else Y)`, which evaluates them in the same order (Acquire's founds_eighth, asked
+        for every tile of a hand), else None. The attempt prints into a sink of its own, so
+        nothing it remembers outlives it when it fails."""
+        if len(stmts) != 2 or not isinstance(stmts[0], ast.If) \
+                or not isinstance(stmts[1], ast.Return) or self._capture_any:
+            return None
+        st = stmts[0]
+        if len(st.branches) != 1 or st.orelse is not None:
+            return None
+        cond, block = st.branches[0]
+        if len(block.stmts) != 1 or not isinstance(block.stmts[0], ast.Return):
+            return None
+        sk = Sink(c.sink.fn, c.sink.ind, parent=c.sink)
+        cc = c.at(sk)
+        test = self.ex(cond, cc)
+        then = self.conv(block.stmts[0].value, cc, ret)
+        mark = len(self._not_none)
+        self._not_none.extend(self._none_facts(cond, "or"))  # `if x == none { return }`
+        try:
+            other = self.conv(stmts[1].value, cc, ret)
+        finally:
+            del self._not_none[mark:]
+        if sk.lines:
+            return None
+        if is_true(test) or is_false(test):  # a folded parameter: one way only
+            return then if is_true(test) else other
+        return f"({then} if {test} else {other})"
 
     def _inline_stmts(self, stmts: list, c: Ctx, result: str, ret: T.Type) -> None:
         """Statements of an inlined def body (see _structured): code after an `if` whose

@@ -28,6 +28,7 @@ AGG_HOIST = os.path.join(ROOT, "tests", "fixtures", "agghoist.rules")
 PROTO_PATH = os.path.join(ROOT, "tests", "fixtures", "protopath.rules")
 LOOP_READS = os.path.join(ROOT, "tests", "fixtures", "loopreads.rules")
 BOUNDS = os.path.join(ROOT, "tests", "fixtures", "bounds.rules")
+COND_INLINE = os.path.join(ROOT, "tests", "fixtures", "condinline.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]:
@@ -675,3 +676,31 @@ def test_always_listed_option():
     src = compile_program(rulelang.check_file(PROTO_PATH))
     give = src.split("acts = legal_give(s")[1].split("return -1")[0]
     assert "if not acts" not in give
+
+
+def test_inline_conditional_in_lockstep():
+    """condinline.rules in lock step (picked() with and without a pick)."""
+    for players_seed in range(30):
+        assert _play(2, players_seed, COND_INLINE)[1] is None
+
+
+@pytest.mark.parametrize("level, fault", [
+    (4, "condinline.rules:21:6"), (9, "condinline.rules:22:12"), (2, "condinline.rules:24:10"),
+    (5, None), (0, None)])
+def test_inline_conditional_faults(level, fault):
+    """price(k) expanded as `(X if C else Y)` faults in C, X or Y as the interpreter's does
+    (set_vars lists lift's options again, and puts the old values back on a fault)."""
+    out = []
+    for backend in ("interpreter", "compiled"):
+        s = rulelang.load(COND_INLINE, backend=backend).new_game(2)
+        before = s.digest()
+        try:
+            s.set_vars({"level": {"Red": 0, "Blue": level, "Green": 1}, "pick": "Blue"})
+            out.append((None, s.legal_actions(), s.digest()))
+        except rulelang.RulesRuntimeError as exc:
+            assert s.digest() == before
+            out.append((os.path.basename(exc.location), exc.message, None))
+    assert out[0] == out[1] and out[0][0] == fault
+    src = compile_program(rulelang.check_file(COND_INLINE))
+    assert "(table_cost((_v_level[v_k] + 1), AT_22_12) if (table_cost(_v_level[v_k]," in src
+    assert "(0 if (_v_pick is None) else _v_level[_v_pick])" in src  # pick: no none check
