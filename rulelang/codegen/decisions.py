@@ -47,6 +47,8 @@ class DecisionPrinter:
         starts: dict[int, str] = {}
         needed = {i for lst in reuse.values() for i, _ag in lst}
         listed = {oi for cpc, oi, _ag in self.plan.shared_any.values() if cpc == pc}
+        fresh = True  # `out = []` heads the function (not when the first option takes known)
+        first_end = True
         for oi, opt in enumerate(node.options):
             if oi in needed:
                 starts[oi] = fn.tmp()
@@ -54,32 +56,50 @@ class DecisionPrinter:
             known = {id(ag): f"(len(out) > {starts[i]})" for i, ag in reuse.get(oi, ())}
             self._known_any = known
             try:
-                lines = self._option(oi, opt, fn, pre, shared)
-                if oi in listed and lines:
-                    # the (option, args) pairs of the members the test before the decision
-                    # found (passes.plan_shared_any)
-                    lines = ["    if known is not None:",
-                             "        out.extend(known)",
-                             "    else:", *["    " + x for x in lines]]
+                if oi in listed:
+                    # The (option, args) pairs of the members the test before the decision
+                    # found (passes.plan_shared_any). What the option's own listing reads
+                    # before its loops is read only when it runs (its own hoisting sink and
+                    # names: the options after it hoist their reads again). The list is the
+                    # test's own, made for this call: the first option takes it as `out`.
+                    own = Sink(fn, 1)
+                    lines = self._option(oi, opt, fn, own, dict(shared))
+                    if lines:
+                        take = not body  # (nothing before it has touched out)
+                        lines = ["    if known is not None:",
+                                 "        out = known" if take else "        out.extend(known)",
+                                 "    else:", *(["        out = []"] if take else []),
+                                 *["    " + x for x in own.lines + lines]]
+                        fresh = fresh and not take
+                    else:
+                        lines = own.lines
+                else:
+                    lines = self._option(oi, opt, fn, pre, shared)
                 if opt.name in self.p.end_actions:
-                    # where the first end declaration is, for end_action_index()
+                    # where the first end declaration is, for end_action_index(): kept in
+                    # a local until the list is made (s._endk is written once, at the end)
                     e = fn.tmp()
                     body.append(f"    {e} = len(out)")
                     body.extend(lines)
-                    body.append(f"    if s._endk < 0 and len(out) > {e}:")
-                    body.append(f"        s._endk = {e}")
+                    if first_end:
+                        body.append(f"    endk = {e} if len(out) > {e} else -1")
+                    else:
+                        body.append(f"    if endk < 0 and len(out) > {e}:")
+                        body.append(f"        endk = {e}")
+                    first_end = False
                 else:
                     body.extend(lines)
             finally:
                 self._known_any = {}
+        # (legal_standing reads and sets s._endk after the decision's own options)
+        body.append("    s._endk = -1" if first_end else "    s._endk = endk")
         if self.p.standing:
             # the deciding player's standing options (negative option numbers), when this
             # decision has legal actions of its own
             body += ["    if out:", "        legal_standing(s, out)"]
         out = self._tables + [
             f"def legal_{d}(s{', known=None' if listed else ''}):  # rules:{line}: "
-            "the choices of this decision", "    out = []",
-            "    s._endk = -1"]
+            "the choices of this decision", *(["    out = []"] if fresh else [])]
         out += pre.lines + body + ["    return out"]
         # strings
         out.append("")
@@ -470,8 +490,29 @@ class DecisionPrinter:
         apply_lines = []
         if masked and t.kind == "bool":
             apply_lines.append("    v = BOOL_MEMBERS[acts][k]")
+        elif masked and t.kind == "enum" and len(self.p.enums[t.name].members) <= 8:
+            apply_lines.append("    v = SMALL_BITS[acts][k]")
+        elif masked:
+            # runtime.kth_bit written out (a frame less per draw; Acquire draws from a bag of
+            # 108 tiles about 70 times a game): k is not read after it
+            apply_lines += [
+                "    shift = 0",
+                "    word = acts & 0xFFFFFFFF",
+                "    n = word.bit_count()",
+                "    while k >= n:",
+                "        k -= n",
+                "        shift += 32",
+                "        word = (acts >> shift) & 0xFFFFFFFF",
+                "        n = word.bit_count()",
+                "    members = SMALL_BITS[word & 0xFF]",
+                "    while k >= len(members):",
+                "        k -= len(members)",
+                "        word >>= 8",
+                "        shift += 8",
+                "        members = SMALL_BITS[word & 0xFF]",
+                "    v = shift + members[k]"]
         else:
-            apply_lines.append(f"    v = {'kth_bit(acts, k)' if masked else 'acts[k][0]'}")
+            apply_lines.append("    v = acts[k][0]")
         apply_lines.append(f"    s.{slot_attr(slot)} = v")
         apply_lines.append(f"    s.history.append("
                            f"{f'TEXTS_{c_name}[v]' if t.kind == 'enum' else f'text_{c_name}(v)'})")

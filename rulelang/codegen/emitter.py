@@ -65,6 +65,9 @@ class Emitter(Analysis, ExprPrinter, AggregatePrinter, StmtPrinter, FlowPrinter,
         # flow test being printed: id(any-aggregate) -> list keeping its passing members, and
         # the decision right after the test, with that list (passes.plan_shared_any)
         self._capture_any: dict[int, str] = {}
+        # the `for` whose body is being printed: (sink before it, reads made there, keys of
+        # reads the body does not change) (StmtPrinter.emit_For)
+        self._loop_outer: tuple | None = None
         # expressions known not to be none where the right operand of an `and` (`or`) that
         # tested them is printed (ExprPrinter.known_not_none)
         self._not_none: list = []

@@ -303,13 +303,21 @@ class ExprPrinter:
             if ref[0] == "state" or (ref[0] == "local" and ref[1] not in c.py):
                 # read once into a Python local at the top of the function
                 key = ("name", *ref)
-                if h.uses is not None and h.uses.get(key, 0) < 2:
+                sink, lifted = h.level0(key)
+                if lifted and h.outer[3] is not None and h.outer[3].get(key, 0) < 2:
+                    lifted, sink = False, h.levels[0]  # read once in the whole run
+                if h.uses is not None and h.uses.get(key, 0) < 2 and not lifted:
                     return None
                 if key not in h.shared:
+                    if lifted and key in h.outer[1]:
+                        h.shared[key] = h.outer[1][key]
+                        return h.shared[key]
                     alias = (f"_v_{ident(ref[1])}" if ref[0] == "state"
                              else f"_{slot_attr(ref[1])}")
-                    h.levels[0].emit(f"{alias} = {self.emit_Name(e, c)}")
+                    sink.emit(f"{alias} = {self.emit_Name(e, c)}")
                     h.shared[key] = Code(alias, simple=True)
+                    if lifted:
+                        h.outer[1][key] = h.shared[key]
                 return h.shared[key]
             return None
         if isinstance(e, ast.IntLit | ast.BoolLit | ast.NoneLit):
@@ -690,14 +698,19 @@ class ExprPrinter:
             # The list of kept values is fetched once, before the whole expression (or the
             # legal function's loops): nothing forgets it until the expression has run, so
             # a call in a loop (Acquire's playable(t) over a hand) asks the state once.
-            kept = h.shared.get(("keyed", d.name))
+            list_key = ("keyed", d.name)
+            kept = h.shared.get(list_key)
             if kept is None:
-                pre = h.levels[0]
-                kept = pre.tmp()
-                pre.emit(f"{kept} = {attr}")
-                pre.emit(f"if {kept} is None:")
-                pre.emit(f"    {kept} = {attr} = {new}")
-                h.shared[("keyed", d.name)] = kept
+                pre, lifted = h.level0(list_key)
+                kept = h.outer[1].get(list_key) if lifted else None
+                if kept is None:
+                    kept = pre.tmp()
+                    pre.emit(f"{kept} = {attr}")
+                    pre.emit(f"if {kept} is None:")
+                    pre.emit(f"    {kept} = {attr} = {new}")
+                    if lifted:
+                        h.outer[1][list_key] = kept
+                h.shared[list_key] = kept
         else:
             kept = c.sink.tmp()
             c.sink.emit(f"{kept} = {attr}")
@@ -757,9 +770,11 @@ class ExprPrinter:
             (self.p.slots[f], a) for a, f in zip(e.args, d.params))}
         try:
             if isinstance(d.body, ast.Block):
-                # A body of lets, ifs and returns: each return assigns the result.
-                result = c.sink.tmp()
-                self._inline_stmts(list(d.body.stmts), inner, result, ret)
+                result = self._inline_cond(list(d.body.stmts), inner, ret)
+                if result is None:
+                    # A body of lets, ifs and returns: each return assigns the result.
+                    result = c.sink.tmp()
+                    self._inline_stmts(list(d.body.stmts), inner, result, ret)
             else:
                 result = self.conv(d.body, inner, ret)
         finally:
@@ -767,6 +782,36 @@ class ExprPrinter:
         if is_simple(result):
             c.sink.memo[key] = result
         return result
+
+    def _inline_cond(self, stmts: list, c: Ctx, ret: T.Type) -> str | None:
+        """A def body `if C { return X } return Y` whose three parts print as plain expressions:
+        `(X if C else Y)`, which evaluates them in the same order (Acquire's founds_eighth, asked
+        for every tile of a hand), else None. The attempt prints into a sink of its own, so
+        nothing it remembers outlives it when it fails."""
+        if len(stmts) != 2 or not isinstance(stmts[0], ast.If) \
+                or not isinstance(stmts[1], ast.Return) or self._capture_any:
+            return None
+        st = stmts[0]
+        if len(st.branches) != 1 or st.orelse is not None:
+            return None
+        cond, block = st.branches[0]
+        if len(block.stmts) != 1 or not isinstance(block.stmts[0], ast.Return):
+            return None
+        sk = Sink(c.sink.fn, c.sink.ind, parent=c.sink)
+        cc = c.at(sk)
+        test = self.ex(cond, cc)
+        then = self.conv(block.stmts[0].value, cc, ret)
+        mark = len(self._not_none)
+        self._not_none.extend(self._none_facts(cond, "or"))  # `if x == none { return }`
+        try:
+            other = self.conv(stmts[1].value, cc, ret)
+        finally:
+            del self._not_none[mark:]
+        if sk.lines:
+            return None
+        if is_true(test) or is_false(test):  # a folded parameter: one way only
+            return then if is_true(test) else other
+        return f"({then} if {test} else {other})"
 
     def _inline_stmts(self, stmts: list, c: Ctx, result: str, ret: T.Type) -> None:
         """Statements of an inlined def body (see _structured): code after an `if` whose

@@ -15,6 +15,7 @@ from rulelang.codegen.support import (
     is_true,
     slot_attr,
 )
+from rulelang.codegen.tree import _block_exprs
 from rulelang.lower import (
     Bind,
     ChanceAt,
@@ -67,6 +68,15 @@ class FlowPrinter:
         nxt = pc + 1 if not hasattr(ins, "target") or ins.target < 0 else ins.target
         return self._line_at(nxt) if nxt != pc and nxt < len(self.low.code) else 0
 
+    def _run_end(self, pc: int, end: int) -> int:
+        """The end of the flow statements in a row from pc (Exec instructions, and phase
+        changes that print nothing), before `end`."""
+        code = self.low.code
+        while pc < end and (isinstance(code[pc], Exec) or isinstance(code[pc], SetPhase)
+                            and pc in self.plan.redundant_phase_sets):
+            pc += 1
+        return pc
+
     def _goto(self, target: int, ind: int, fn: _Fn) -> list[str]:
         if target not in self._heads:
             return self._render(target, ind, fn)
@@ -96,9 +106,31 @@ class FlowPrinter:
             # the aliases go before the instruction's own lines
             sk.lines[first:first] = pre.lines
 
+        run_end = start  # the flow statements in a row being printed end before this pc
+        run: tuple | None = None  # (where their shared reads go, the sink for them)
+
+        def end_run() -> None:
+            nonlocal run
+            if run is not None:
+                sk.lines[run[0]:run[0]] = run[1].lines
+                self._loop_outer = None
+                run = None
+
         for pc in range(start, end):
             ins = code[pc]
             sk.memo = {}  # the instructions before may have changed state
+            if pc >= run_end:
+                end_run()
+                if isinstance(ins, Exec):
+                    run_end = self._run_end(pc, end)
+                    stmts = [code[i].stmt for i in range(pc, run_end) if isinstance(code[i], Exec)]
+                    if len(stmts) > 1:
+                        # statements in a row read what none of them changes once, before them
+                        # (StmtPrinter.invariant_reads): their reads of a name are counted
+                        # together
+                        run = (len(sk.lines), Sink(fn, ind))
+                        self._loop_outer = (run[1], {}, self.invariant_reads(stmts),
+                                            self.name_uses(_block_exprs(stmts)))
             first = len(sk.lines)
             if isinstance(ins, Exec):
                 # Variables bound inside the statement (loop variables, lets in its blocks) are
@@ -197,10 +229,12 @@ class FlowPrinter:
                 known = self._pre_choose
                 extra = f", {known[1]}" if known is not None and known[0] == pc else ""
                 sk.emit(f"acts = legal_{self.names.pause[pc]}(s{extra})")
-                sk.emit("if not acts:")
                 if ins.orelse >= 0:  # `choose ... else`: no pause, nothing in the history
+                    sk.emit("if not acts:")
                     sk.lines.extend(self._goto(ins.orelse, ind + 1, fn))
-                else:
+                elif not any(not o.params and o.when is None for o in ins.node.options):
+                    # (an option with no parameters and no `when` is always listed)
+                    sk.emit("if not acts:")
                     sk.emit(f"    fault_no_choice({w})")
                 sk.emit("s._acts = acts")
                 sk.emit("s._n = len(acts)")
@@ -226,6 +260,7 @@ class FlowPrinter:
                 return sk.lines
             else:
                 raise EmitError(ins)
+        end_run()
         sk.lines.extend(self._goto(end, ind, fn))
         return sk.lines
 

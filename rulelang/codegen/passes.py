@@ -15,12 +15,16 @@ from rulelang import types as T
 from rulelang.codegen.analysis import _all_nodes
 from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured
 from rulelang.consts import key_match
+from rulelang.errors import RulesRuntimeError
 from rulelang.lower import (
+    Bind,
     ChanceAt,
     ChooseAt,
+    Copy,
     DepthFault,
     Exec,
     FinishAt,
+    IterInit,
     IterNext,
     Jump,
     JumpIfNot,
@@ -85,6 +89,9 @@ class Plan:
     inline: set[str] = field(default_factory=set)  # defs expanded in place in statements
     dense: dict[str, tuple[int, int, list]] = field(default_factory=dict)
     redundant_phase_sets: set[int] = field(default_factory=set)  # SetPhase pcs to skip
+    # the phase at each pause and at the end when the flow fixes it there (plan_phase_sets):
+    # pc -> phase name (None: the flow itself); None when a pause can be reached in two phases
+    static_phase: dict[int, str | None] | None = None
     options: dict[tuple[int, int], OptionPlan] = field(default_factory=dict)
     reused_any: dict[int, dict[int, list]] = field(default_factory=dict)
     patterns: dict[int, tuple] = field(default_factory=dict)  # id(node) -> matched pattern
@@ -113,6 +120,11 @@ class Plan:
     # path_cost calls whose graph, start set and allowed set cannot fault nor be none
     # (plan_path_rows): id(node)
     path_rows: set[int] = field(default_factory=set)
+    # `remove x from S` right after `chance x in S` (plan_member_removes): id(statement)
+    member_removes: set[int] = field(default_factory=set)
+    # `A += n` / `A -= n` that a test just before bounds away from the int limit
+    # (plan_bounded_updates): id(statement)
+    bounded_updates: set[int] = field(default_factory=set)
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -159,8 +171,19 @@ def plan_dense_tables(an, plan: Plan) -> None:
 
 def plan_phase_sets(an, plan: Plan) -> None:
     """A SetPhase whose next instruction, through jumps only, is another SetPhase is skipped.
-    Safe: the phase is only observed at a pause (state JSON), and none comes in between."""
+    Safe: the phase is only observed at a pause (state JSON), and none comes in between.
+
+    When every pause (and the end) is reached in one phase only, whatever the path to it (the
+    phases are expanded in place, so a decision is in the phase whose body holds it), the
+    phase is not stored at all: State.phase reads it from the pc (plan.static_phase), and every
+    SetPhase is skipped. Found by following every edge of the lowered flow from the start
+    (phase none); an instruction of a kind not known here keeps the stores."""
     code = an.low.code
+    plan.static_phase = _static_phase(code)
+    if plan.static_phase is not None:
+        plan.redundant_phase_sets.update(
+            pc for pc, ins in enumerate(code) if isinstance(ins, SetPhase))
+        return
     for pc, ins in enumerate(code):
         if not isinstance(ins, SetPhase):
             continue
@@ -170,6 +193,40 @@ def plan_phase_sets(an, plan: Plan) -> None:
             nxt = code[nxt].target
         if nxt < len(code) and isinstance(code[nxt], SetPhase):
             plan.redundant_phase_sets.add(pc)
+
+
+def _static_phase(code) -> dict[int, str | None] | None:
+    """pc -> the phase every path from the start reaches it in, for the pauses and the end
+    (None if one of them can be reached in two phases)."""
+    seen: dict[int, str | None] = {}
+    todo: list[tuple[int, str | None]] = [(0, None)]
+    while todo:
+        pc, phase = todo.pop()
+        if pc in seen:
+            if seen[pc] != phase:
+                return None
+            continue
+        seen[pc] = phase
+        ins = code[pc]
+        if isinstance(ins, SetPhase):
+            nxt = [(pc + 1, ins.name)]
+        elif isinstance(ins, Jump):
+            nxt = [(ins.target, phase)]
+        elif isinstance(ins, JumpIfNot | IterNext):
+            nxt = [(pc + 1, phase), (ins.target, phase)]
+        elif isinstance(ins, ChooseAt):
+            # an option resumes at its target, `else` at its block; a standing option asks
+            # the same decision again
+            nxt = [(t, phase) for t in [*ins.targets, ins.orelse] if t >= 0]
+        elif isinstance(ins, FinishAt):
+            nxt = []
+        elif isinstance(ins, Exec | Bind | IterInit | Copy | ChanceAt | DepthFault):
+            nxt = [(pc + 1, phase)]
+        else:
+            return None
+        todo.extend(x for x in nxt if x[0] < len(code))
+    return {pc: seen[pc] for pc in sorted(seen)
+            if isinstance(code[pc], ChooseAt | ChanceAt | FinishAt)}
 
 
 def plan_options(an, plan: Plan) -> None:
@@ -795,9 +852,240 @@ def plan_path_rows(an, plan: Plan) -> None:
             plan.path_rows.add(id(node))
 
 
+def plan_member_removes(an, plan: Plan) -> None:
+    """`remove x from S` where x was just drawn from S by a chance node (`chance x in S`) or
+    is an option's parameter `x: T in S` (S a state variable holding a set, or an array of sets
+    at flow locals), reached from that chance node or option with nothing in between but phase
+    changes, jumps and the binding of phase parameters to those locals (`run place_tile(p, t)`
+    then `remove t from hand[p]`), and no other way into it: x is a member of S there, so the
+    removal needs no membership test (no fault is possible). Acquire's `remove t from bag`
+    after each draw and `remove t from hand[p]` after each placement. Safe: the outcomes and
+    the options' values are S's members when the flow pauses (set_vars works them out again
+    from the new state), and nothing between the pause and the statement writes the state or
+    the locals naming S's indexes."""
+    code = an.low.code
+    ways = _ways_into(code)  # how many instructions lead to each one
+
+    def drawn_from(slot: str, dom) -> dict:
+        """{slot: (state variable, slots of the locals indexing it)} for a set domain."""
+        if dom is None or T.strip(an.t(dom)).kind != "set":
+            return {}
+        idx: list[str] = []
+        while isinstance(dom, ast.Index):
+            ref = an.p.refs.get(dom.index) if isinstance(dom.index, ast.Name) else None
+            if ref is None or ref[0] != "local":
+                return {}
+            idx.insert(0, ref[1])
+            dom = dom.obj
+        ref = an.p.refs.get(dom) if isinstance(dom, ast.Name) else None
+        return {slot: (ref[1], tuple(idx))} if ref is not None and ref[0] == "state" else {}
+
+    def follow(pc: int, drawn: dict) -> None:
+        alias: dict[str, str] = {}  # phase parameter slot -> the local it was bound to
+        fixed = set(drawn) | {i for _v, ix in drawn.values() for i in ix}
+        while drawn and pc < len(code) and ways.get(pc) == 1:
+            ins = code[pc]
+            if isinstance(ins, SetPhase):
+                pc += 1
+            elif isinstance(ins, Jump):
+                pc = ins.target
+            elif isinstance(ins, Bind) and ins.slot not in fixed \
+                    and ins.slot not in alias.values():
+                ref = an.p.refs.get(ins.expr) if isinstance(ins.expr, ast.Name) else None
+                if ref is not None and ref[0] == "local":
+                    alias[ins.slot] = alias.get(ref[1], ref[1])
+                else:
+                    alias.pop(ins.slot, None)
+                pc += 1
+            else:
+                break
+        else:
+            return
+        st = code[pc].stmt if isinstance(code[pc], Exec) else None
+        if not isinstance(st, ast.Remove) or not isinstance(st.value, ast.Name):
+            return
+        ref = an.p.refs.get(st.value)
+        if ref is None or ref[0] != "local" or alias.get(ref[1], ref[1]) not in drawn:
+            return
+        var, ix = drawn[alias.get(ref[1], ref[1])]
+        names = []
+        for e in st.target.indices:
+            r = an.p.refs.get(e) if isinstance(e, ast.Name) else None
+            if r is None or r[0] != "local":
+                return
+            names.append(alias.get(r[1], r[1]))
+        if an.p.refs.get(st.target) == ("state", var) and tuple(names) == ix:
+            plan.member_removes.add(id(st))
+
+    for pc, ins in enumerate(code):
+        if isinstance(ins, ChanceAt):
+            follow(pc + 1, drawn_from(an.p.slots[ins.node], ins.node.domain))
+        elif isinstance(ins, ChooseAt):
+            for opt, target in zip(ins.node.options, ins.targets):
+                drawn: dict = {}
+                for prm in opt.params:
+                    drawn.update(drawn_from(an.p.slots[prm], prm.domain))
+                follow(target, drawn)
+
+
+def plan_bounded_updates(an, plan: Plan) -> None:
+    """`A += n` / `A -= n` (n a literal; A a state variable, a flow local, or an array item at
+    literal or name indexes) among the first statements of a decision's option, where the
+    option's `when`, or the flow test the decision comes right after, has a conjunct bounding
+    A by a constant on the side the update moves it (`bank[c] > 0` before `bank[c] -= 1`,
+    `bought < max_buy` before `bought += 1`) so that the new value cannot cross the int limit:
+    its limit check is left out. Only statements before which nothing writes A or its indexes
+    (nor binds them) count, and from the flow test only bounds of flow locals. Safe: the
+    conjuncts were true when the options were listed; the state does not change until one is
+    applied but by set_vars, which lists the options again (their `when`s, not the flow test:
+    it cannot change flow locals); A keeps its value until the update."""
+    code = an.low.code
+    top = 10 ** an.p.limits.max_int_digits - 1
+    ways = _ways_into(code)
+
+    def const(e):
+        try:
+            v = an.k.eval_const(e)
+        except (RulesRuntimeError, KeyError):
+            return None
+        return v if type(v) is int else None
+
+    def facts_of(conds) -> list:
+        """(A, lowest value, highest value) of A from comparisons with a constant."""
+        out = []
+        flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+        for cond in conds:
+            for e in _conjuncts(cond):
+                if not isinstance(e, ast.BinOp) or e.op not in flip:
+                    continue
+                a, op, b = e.left, e.op, const(e.right)
+                if b is None:
+                    a, op, b = e.right, flip[e.op], const(e.left)
+                if b is None or not isinstance(a, ast.Name | ast.Index):
+                    continue
+                lo = b + 1 if op == ">" else b if op == ">=" else None
+                hi = b - 1 if op == "<" else b if op == "<=" else None
+                out.append((a, lo, hi))
+        return out
+
+    def parts(e):
+        """(variable ref, index refs or literals) of a name or of items of one, else None."""
+        idx: list = []
+        while isinstance(e, ast.Index):
+            i = e.index
+            if isinstance(i, ast.IntLit):
+                idx.insert(0, ("lit", i.value))
+            elif isinstance(i, ast.Name) and an.p.refs.get(i, ("",))[0] in ("local", "state"):
+                idx.insert(0, an.p.refs[i])
+            else:
+                return None
+            e = e.obj
+        ref = an.p.refs.get(e) if isinstance(e, ast.Name) else None
+        if ref is None or ref[0] not in ("local", "state"):
+            return None
+        return ref, tuple(idx)
+
+    def lvalue_parts(t):
+        idx = []
+        for i in t.indices:
+            if isinstance(i, ast.IntLit):
+                idx.append(("lit", i.value))
+            elif isinstance(i, ast.Name) and an.p.refs.get(i, ("",))[0] in ("local", "state"):
+                idx.append(an.p.refs[i])
+            else:
+                return None
+        ref = an.p.refs.get(t)
+        return (ref, tuple(idx)) if ref is not None else None
+
+    def follow(pc: int, facts: list) -> None:
+        facts = [(parts(a), lo, hi) for a, lo, hi in facts]
+        facts = [f for f in facts if f[0] is not None]
+        written: set = set()  # refs written or bound so far
+        while facts and pc < len(code) and ways.get(pc) == 1:
+            ins = code[pc]
+            if isinstance(ins, SetPhase):
+                pc += 1
+                continue
+            if isinstance(ins, Jump):
+                pc = ins.target
+                continue
+            if isinstance(ins, Bind):
+                written.add(("local", ins.slot))
+                pc += 1
+                continue
+            if not isinstance(ins, Exec):
+                return
+            st = ins.stmt
+            if isinstance(st, ast.AugAssign) and st.op in ("+", "-") \
+                    and isinstance(st.value, ast.IntLit) \
+                    and T.strip(an.t(st.target)).kind == "int" \
+                    and an.t(st.target).kind == "int":
+                tp = lvalue_parts(st.target)
+                n = st.value.value
+                for (ref, idx), lo, hi in facts:
+                    if tp != (ref, idx) or ref in written or any(i in written for i in idx):
+                        continue
+                    if st.op == "+" and hi is not None and hi + n <= top \
+                            or st.op == "-" and lo is not None and lo - n >= -top:
+                        plan.bounded_updates.add(id(st))
+                        break
+            for n in _all_nodes(st):
+                slot = an.p.slots.get(n) if hasattr(n, "span") else None
+                if slot is not None:
+                    written.add(("local", slot))
+                if isinstance(n, ast.Assign | ast.AugAssign | ast.Add | ast.Remove | ast.Push):
+                    ref = an.p.refs.get(n.target)
+                    if ref is not None:
+                        written.add(ref)
+            pc += 1
+
+    before: dict[int, list] = {}  # decision pc -> the conditions of the test just before it
+    for pc, ins in enumerate(code):
+        if isinstance(ins, JumpIfNot):
+            nxt = pc + 1
+            while nxt < len(code) and ways.get(nxt) == 1 and isinstance(code[nxt], SetPhase):
+                nxt += 1
+            if nxt < len(code) and ways.get(nxt) == 1 and isinstance(code[nxt], ChooseAt):
+                before[nxt] = [ins.cond]
+    def flow_local(a) -> bool:
+        """Whether a bound from the flow test before a decision still holds when an option is
+        applied: set_vars, at the pause, lists the options again (their `when`s) but does not
+        test the flow again, so only flow locals (and literal indexes) qualify."""
+        p = parts(a)
+        return p is not None and p[0][0] == "local" and all(i[0] in ("local", "lit")
+                                                            for i in p[1])
+    for pc, ins in enumerate(code):
+        if isinstance(ins, ChooseAt) and not an.p.standing:
+            flow = [f for f in facts_of(before.get(pc, [])) if flow_local(f[0])]
+            for opt, target in zip(ins.node.options, ins.targets):
+                follow(target, flow + facts_of([opt.when] if opt.when is not None else []))
+
+
+def _ways_into(code) -> dict[int, int]:
+    """How many instructions lead to each one (jumps, fall-through, resumptions)."""
+    ways: dict[int, int] = {}
+
+    def lead(to: int) -> None:
+        ways[to] = ways.get(to, 0) + 1
+    for pc, ins in enumerate(code):
+        if isinstance(ins, Jump):
+            lead(ins.target)
+        elif isinstance(ins, JumpIfNot | IterNext):
+            lead(ins.target)
+            lead(pc + 1)
+        elif isinstance(ins, ChooseAt):
+            for t in [*ins.targets, ins.orelse]:
+                if t >= 0:
+                    lead(t)
+        elif not isinstance(ins, FinishAt):
+            lead(pc + 1)
+    return ways
+
+
 PASSES = (plan_int_ranges, plan_inlining, plan_dense_tables, plan_phase_sets, plan_cached_defs,
           plan_keyed_defs, plan_options, plan_reused_any, plan_mask_patterns, plan_flow,
-          plan_resume_in_apply, plan_shared_any, plan_peel_sets, plan_path_rows)
+          plan_resume_in_apply, plan_shared_any, plan_peel_sets, plan_path_rows,
+          plan_member_removes, plan_bounded_updates)
 
 
 def run_passes(an, plan: Plan) -> Plan:

@@ -97,7 +97,8 @@ class StmtPrinter:
             # read more than once is read into Python locals first.
             pre = Sink(f, ind)
             uses = self.name_uses(_stmt_exprs(s))
-            fn(s, Ctx(c.py, sk, _Hoist([pre], {}, -1, {}, uses, True)), ret)
+            fn(s, Ctx(c.py, sk, _Hoist([pre], {}, -1, {}, uses, True, outer=self._loop_outer)),
+               ret)
             lines = pre.lines + sk.lines
         else:
             fn(s, Ctx(c.py, sk, None), ret)
@@ -201,6 +202,10 @@ class StmtPrinter:
         if optional:
             c.sink.emit(f"{tgt} = bounded(not_none({tgt}, {self.L(s.target.span)}) {s.op} {v}, "
                         f"LIMIT_INT, {w})")
+        elif id(s) in self.plan.bounded_updates:
+            # a test just before bounds the old value: the new one is within the limit
+            # (passes.plan_bounded_updates)
+            c.sink.emit(f"{tgt} {s.op}= {v}")
         else:
             sides = ("LIMIT_INT_MIN <=", "<= LIMIT_INT")
             if isinstance(s.value, ast.IntLit) and s.op in ("+", "-"):
@@ -232,6 +237,10 @@ class StmtPrinter:
 
     def emit_Remove(self, s, c, ret):
         if T.strip(self.t(s.target)).kind == "set":
+            if id(s) in self.plan.member_removes:  # x drawn from the set just before
+                v = self.nn(s.value, c)
+                c.sink.emit(f"{self.target(s.target, c)} ^= 1 << {v}")
+                return
             if self._target_safe(s.target):
                 bit = c.sink.tmp()
                 c.sink.emit(f"{bit} = 1 << {self.nn(s.value, c)}")
@@ -279,9 +288,50 @@ class StmtPrinter:
         bodies.append(list(s.orelse.stmts) if s.orelse is not None else None)
         self._if_chain(c, s.branches, bodies, emit_body)
 
+    def invariant_reads(self, stmts) -> frozenset:
+        """What statements read into Python locals (state variables and flow locals read by
+        name, kept-value lists of defs: ExprPrinter.try_hoist, kept_call) that none of them
+        changes: a variable they never write, or an array they write only item by item (the
+        list read first is the one the items are written into); a flow local none of them
+        binds or writes; the list of a def none of whose variables they write."""
+        whole: set[str] = set()  # state variables the statements may rebind
+        written: set[str] = set()
+        bound: set[str] = set()  # local slots
+        for n in _all_nodes(stmts):
+            slot = self.p.slots.get(n) if hasattr(n, "span") else None
+            if slot is not None:
+                bound.add(slot)
+            if isinstance(n, ast.Assign | ast.AugAssign | ast.Add | ast.Remove | ast.Push):
+                ref = self.p.refs.get(n.target)
+                if ref is not None and ref[0] == "local":
+                    bound.add(ref[1])
+                if ref is None or ref[0] != "state":
+                    continue
+                written.add(ref[1])
+                if not n.target.indices or T.strip(self.p.state_types[ref[1]]).kind != "array":
+                    whole.add(ref[1])
+        keys = {("name", "state", v) for v in self.p.state_types if v not in whole}
+        keys |= {("name", "local", v) for v in self.p.slot_types if v not in bound}
+        keys |= {("keyed", name) for name, kd in self.plan.keyed_defs.items()
+                 if not written & set(kd.deps)}
+        return frozenset(keys)
+
     def emit_For(self, s, c, ret):
         slot = self.p.slots[s]
         var = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
+        # reads that the body's statements would each make, on every member, made once before
+        # the loop when nothing in the body changes them (StmtPrinter.invariant_reads)
+        at = len(c.sink.lines)
+        lifted = Sink(c.sink.fn, c.sink.ind)
+        outer = self._loop_outer
+        self._loop_outer = (lifted, {}, self.invariant_reads(s.body.stmts), None)
+        try:
+            self._emit_for(s, c, ret, var)
+        finally:
+            self._loop_outer = outer
+        c.sink.lines[at:at] = lifted.lines
+
+    def _emit_for(self, s, c, ret, var):
         walk = self.set_walk(s.iter, c, var)
         if walk is None:
             c.sink.emit(f"for {var} in {self.iter_code(s.iter, c, snapshot=True)}:")

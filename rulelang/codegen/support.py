@@ -158,10 +158,22 @@ class _Hoist:
     # inside the branch computing a kept def's missing value: nothing is taken out of it for
     # an aggregate's sake (it would then be computed on every hit too)
     barrier: bool = False
+    # a statement in a `for` body or in a run of flow statements (StmtPrinter.emit_For,
+    # FlowPrinter._render): (the sink before them, what was read into it, the keys that none of
+    # them changes, reads per key over all of them or None for a loop) — reads of those keys are
+    # made once, there, instead of once per statement (and per member)
+    outer: tuple | None = None
 
     def at(self, level: int) -> _Hoist:
         return _Hoist(self.levels, self.param_level, level, self.shared, self.uses, self.stmt,
-                      self.def_level)
+                      self.def_level, outer=self.outer)
+
+    def level0(self, key) -> tuple[Sink, bool]:
+        """Where a read kept under `key` for the whole statement goes: (sink, lifted out of
+        the enclosing loop)."""
+        if self.outer is not None and key in self.outer[2]:
+            return self.outer[0], True
+        return self.levels[0], False
 
     def in_aggregate(self) -> _Hoist:
         return replace(self, agg=True)

@@ -25,6 +25,10 @@ PUSHDOWN = os.path.join(ROOT, "tests", "fixtures", "pushdown.rules")
 PATH_ROWS = os.path.join(ROOT, "tests", "fixtures", "pathrows.rules")
 EMPTY_TESTS = os.path.join(ROOT, "tests", "fixtures", "emptytests.rules")
 AGG_HOIST = os.path.join(ROOT, "tests", "fixtures", "agghoist.rules")
+PROTO_PATH = os.path.join(ROOT, "tests", "fixtures", "protopath.rules")
+LOOP_READS = os.path.join(ROOT, "tests", "fixtures", "loopreads.rules")
+BOUNDS = os.path.join(ROOT, "tests", "fixtures", "bounds.rules")
+COND_INLINE = os.path.join(ROOT, "tests", "fixtures", "condinline.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]:
@@ -126,7 +130,7 @@ def test_peeled_sets_are_used():
     src = compile_program(rulelang.check_file(PEEL))
     peels = [line for line in src.splitlines() if line.endswith(".bit_length() - 1")]
     assert len(peels) == 1 and peels[0].strip().startswith("v_c_3 = _t")
-    assert "for v_c_2 in bits(s.v_pile[s.l_p]):" in src
+    assert "for v_c_2 in bits(_v_pile[_l_p]):" in src  # (pile and p read before the run)
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -150,7 +154,7 @@ def test_peeled_wide_state_sets_are_used():
     peels = [line.strip().split(" = ")[0] for line in src.splitlines()
              if line.endswith(".bit_length() - 1")]
     assert peels == ["v_c_2", "v_high__c", "v_top_worth__c", "v_c_4"]
-    assert "for v_c_3 in bits(s.v_board):  # rules:49" in src
+    assert "for v_c_3 in bits(s.v_board):" in src
     assert "in bits(s.v_hand" not in src and "in bits(_v_hand" not in src
 
 
@@ -159,7 +163,7 @@ def test_acquire_hands_are_peeled():
     (one set) through bits."""
     src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
     assert "_v_hand" in src and "in bits(_v_hand" not in src and "in bits(s.v_hand" not in src
-    assert "for v_merger__x in bits(s.v_board):  # rules:288" in src
+    assert "for v_merger__x in bits(s.v_board):\n" in src
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -248,7 +252,7 @@ def test_none_facts_are_used():
     assert "(_v_pick is not None) and (_v_count[_v_pick] < 3)" in src  # drop's when
     assert "((_v_pick is None) or (_v_count[_v_pick] > 0))" in src  # trim's when
     # the first statement of `if pick != none ...`
-    assert "s.v_count[s.v_pick] = _t1 = s.v_count[s.v_pick] - 2" in src
+    assert "s.v_count[_v_pick] = _t1 = s.v_count[_v_pick] - 2" in src
     assert "(_v_count[not_none(_v_pick, AT_33_57)] > 5)" in src  # risk's: the check stays
     assert "s.v_count[not_none(s.v_pick, AT_24_15)] += 1" in src  # drop's body: not known
 
@@ -283,7 +287,7 @@ def test_pushdown_is_used():
     assert "(_v_cash[_l_p] * 100000) >= _t" in legal
     take = src[src.index("def step_take_then_take(s):"):src.index("def step_take_then_skip(")]
     grow = src[src.index("def step_grow_then_grow(s):"):src.index("def step_grow_then_rest(")]
-    assert "s.l_paid = (((s.l_k * FIELD_Card_v[s.l_c]) * 100000) + (3 if s.l_extra else 0))" \
+    assert "s.l_paid = (((_l_k * FIELD_Card_v[_l_c]) * 100000) + (3 if s.l_extra else 0))" \
         in take and "s.l_paid <=" not in take
     assert "if not LIMIT_INT_MIN <= s.l_gain <= LIMIT_INT:" in grow
 
@@ -371,12 +375,13 @@ def test_empty_tests_and_item_updates_are_used():
     assert "if ((s.v_rounds < 14) and (s.v_bag != 0)):" in lines
     assert "if (_v_held[_l_p] != 0) and (_v_held[_l_p] != 0) and (_v_bag != 0):" in lines
     assert "if (not (_t1 or (not_none(_v_spare, AT_26_61) == 0))):" in lines
-    assert "if (s.v_held[s.l_p] == 0):  # rules:35" in lines
-    at = lines.index("s.v_pts[s.l_p] = _t2 = s.v_pts[s.l_p] + 1  # rules:29")
-    assert lines[at + 1] == "if not _t2 <= LIMIT_INT:"
-    at = lines.index("s.v_pts[s.l_p] = _t2 = s.v_pts[s.l_p] - 2  # rules:42")
+    assert "if (_v_held[_l_p] == 0):  # rules:35" in lines
+    # (take's `remove g from bag` needs no temporary: g is one of bag's members)
+    at = lines.index("s.v_pts[_l_p] = _t1 = s.v_pts[_l_p] + 1  # rules:29")
+    assert lines[at + 1] == "if not _t1 <= LIMIT_INT:"
+    at = lines.index("s.v_pts[_l_p] = _t2 = s.v_pts[_l_p] - 2  # rules:42")
     assert lines[at + 1] == "if not LIMIT_INT_MIN <= _t2:"
-    at = lines.index("s.v_pts[_l_p] = _t1 = s.v_pts[_l_p] + s.v_grow[_l_p]")
+    at = lines.index("s.v_pts[_l_p] = _t1 = s.v_pts[_l_p] + _v_grow[_l_p]  # rules:41")
     assert lines[at + 1] == "if not LIMIT_INT_MIN <= _t1 <= LIMIT_INT:"
     assert ".bit_count() > 0" not in src and ".bit_count() == 0" not in src
 
@@ -416,3 +421,286 @@ def test_aggregate_hoisting_is_used():
     acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
     body = acq.split("def step_turn_while_2(s):")[1].split("\ndef ")[0]
     assert body.index("= _v_cash[_l_turn__p]\n") < body.index("for v_can_buy__c in range(7):")
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_protocol_path_in_lockstep(players):
+    """protopath.rules: a shared option listed after another and first, end declarations
+    before and after it, draws from a set of 70 and of 5 members (snapshot compares
+    end_action_index and the outcomes at every pause)."""
+    ends, ended_by = {}, set()
+    for seed in range(40):
+        _steps, where = _play(players, seed, PROTO_PATH)
+        ends[where] = ends.get(where, 0) + 1
+    assert ends.get(None, 0) > 0
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == {"protopath.rules:33:49"}  # price(6) in can_buy's `any`, in the test
+    for seed in range(40):
+        s = rulelang.load(PROTO_PATH, backend="compiled").new_game(players)
+        rng = random.Random(seed)
+        try:
+            while not s.is_terminal():
+                k = s.end_action_index()
+                if s.current_player >= 0 and k >= 0:
+                    ended_by.add(s.legal_actions()[k])
+                s.apply_index(rng.randrange(s.num_choices()) if k < 0 or seed % 2 else k)
+        except rulelang.RulesRuntimeError:
+            pass
+    assert ended_by == {"quit()", "finish()"}  # each end declaration found first somewhere
+
+
+def test_protocol_path_is_used():
+    """The legal function reads what only its shared option needs when it lists it itself, and
+    takes the test's list as its own when that option is the first; the draws find the k-th
+    member in the apply function."""
+    src = compile_program(rulelang.check_file(PROTO_PATH))
+    quit_ = src.split("def legal_quit(s, known=None):")[1].split("\ndef ")[0]
+    assert "    if known is not None:\n        out.extend(known)\n    else:\n        _t" in quit_
+    assert "    endk = _t1 if len(out) > _t1 else -1\n" in quit_
+    assert "    if endk < 0 and len(out) > " in quit_
+    assert quit_.count("s._endk") == 1
+    give = src.split("def legal_give(s, known=None):")[1].split("\ndef ")[0]
+    assert give.startswith("  # rules:")
+    assert "    if known is not None:\n        out = known\n    else:\n        out = []\n" in give
+    assert "out = []" not in give.split("if known is not None")[0]
+    assert "kth_bit" not in src
+    draw = src.split("def apply_draw(s, acts, k):")[1].split("\ndef ")[0]
+    assert "shift += 32" in draw and "v = shift + members[k]" in draw
+    roll = src.split("def apply_roll(s, acts, k):")[1].split("\ndef ")[0]
+    assert "    v = SMALL_BITS[acts][k]\n" in roll
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_loop_reads_in_lockstep(players):
+    """loopreads.rules: reads lifted out of `for` loops whose bodies write arrays item by item
+    (read again after the writes), and left in loops that write the set walked or an array as
+    a whole; a fault in grow's loop after some of its writes."""
+    ends = {}
+    for seed in range(40):
+        _steps, where = _play(players, seed, LOOP_READS)
+        ends[where] = ends.get(where, 0) + 1
+    assert ends.get(None, 0) > 0
+    assert {os.path.basename(w) for w in ends if w is not None} == {"loopreads.rules:42:25"}
+
+
+def test_loop_reads_are_lifted():
+    """What a `for` body reads per statement and does not change is read before the loop;
+    what it changes (a set, an array as a whole, a kept list whose variables it writes) is
+    read where it was."""
+    src = compile_program(rulelang.check_file(LOOP_READS))
+
+    def body(name):
+        return src.split(f"def {name}(s):")[1].split("\ndef ")[0]
+    grow = body("step_claim_then_grow")
+    assert grow.index("_v_owner = s.v_owner") < grow.index("for v_t_2 in bits(s.v_pool):")
+    loop = grow.split("for v_t_2 in bits(s.v_pool):")[1]
+    # near's list: fetched by each statement (owner is written), owner's list once
+    assert loop.count("= s.c_near = [None]") == 2 and "= s.v_owner" not in loop
+    sweep = body("step_claim_then_sweep")
+    head, loop = sweep.split("for v_t_3 in bits(s.v_pool):")
+    assert "= s.c_near" in head and "_v_owner = s.v_owner" in head and "_v_level" in head
+    assert "= s.c_near" not in loop and "s.v_pool.bit_count()" in loop  # pool: written
+    settle = body("step_claim_then_settle")
+    head, loop = settle.split("for v_t_4 in bits(s.v_pool):")
+    assert "_v_level" not in head and loop.count("_v_level = s.v_level") == 2
+    acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
+    turn = acq.split("def step_turn_while_2(s):")[1].split("\ndef ")[0]
+    end = turn[turn.index("if (not s.v_ending):"):]
+    assert end.index("= s.c_adjacent_chains") < end.index("while _t")
+
+
+def test_static_phase():
+    """The phase at each pause and at the end, when every path from the start reaches it in
+    one phase (plan_phase_sets); None when a pause can be reached in two."""
+    from rulelang.codegen.passes import _static_phase
+    from rulelang.lower import ChooseAt, FinishAt, JumpIfNot, SetPhase
+
+    def choose(*targets):
+        return ChooseAt(None, (), (), targets=list(targets))
+    one = [SetPhase("a"), choose(2), SetPhase(None), FinishAt()]
+    assert _static_phase(one) == {1: "a", 3: None}
+    # the decision is reached both in no phase (the jump) and in phase a
+    two = [JumpIfNot(None, target=2), SetPhase("a"), choose(3), SetPhase(None), FinishAt()]
+    assert _static_phase(two) is None
+    # an option going back into the phase's loop: the same phase
+    loop = [SetPhase("a"), choose(1, 2), SetPhase(None), FinishAt()]
+    assert _static_phase(loop) == {1: "a", 3: None}
+
+
+def test_phase_read_from_the_pc():
+    """Every rules file fixes the phase at its pauses: the compiled State keeps none (no slot,
+    no store) and reads it from the pc, equal to the interpreter's at every pause."""
+    src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
+    assert "s.phase =" not in src and '"phase"' not in src.split("__slots__")[1][:200]
+    a = rulelang.load(os.path.join(ROOT, "rules", "acquire.rules"), backend="interpreter")
+    b = rulelang.load(os.path.join(ROOT, "rules", "acquire.rules"), backend="compiled")
+    seen = set()
+    for seed in range(2):
+        x, y = a.new_game(4), b.new_game(4)
+        rng = random.Random(seed)
+        while not x.is_terminal():
+            assert x.phase == y.phase == y.clone().phase
+            seen.add(y.phase)
+            k = rng.randrange(x.num_choices())
+            x.apply_index(k)
+            y.apply_index(k)
+        assert y.is_terminal() and x.phase == y.phase is None
+    assert {"turn", "draw", None} <= seen
+
+
+def test_chance_weights_of_set_draws():
+    """A game whose chance nodes all draw from sets answers chance_weights() None at once;
+    both back ends agree at every pause (decisions included). A game with weighted chance keeps
+    the full method."""
+    src = compile_program(rulelang.check_file(PROTO_PATH))
+    assert "        return None  # (no chance node here weighs its outcomes" in src
+    auto = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "automobile.rules")))
+    assert "no chance node here weighs" not in auto and "ws = [w for" in auto
+    a = rulelang.load(PROTO_PATH, backend="interpreter").new_game(2)
+    b = rulelang.load(PROTO_PATH, backend="compiled").new_game(2)
+    rng = random.Random(3)
+    kinds = set()
+    while not a.is_terminal():
+        assert a.chance_weights() is None and b.chance_weights() is None
+        kinds.add(a.current_player == rulelang.CHANCE)
+        k = rng.randrange(a.num_choices())
+        try:
+            a.apply_index(k)
+        except rulelang.RulesRuntimeError:
+            break
+        b.apply_index(k)
+    assert kinds == {True, False}
+
+
+def test_member_removes():
+    """`remove c from deck` right after `chance draw(c: Cell in deck)`, and spend's removal of
+    the token `use(g: Good in tokens[p])` passes it, have no membership test
+    (plan_member_removes); `remove d from faces` inside an `if` and drop's removal after another
+    statement keep it. After set_vars at the draw (a smaller deck) both back ends draw and
+    remove the same member."""
+    src = compile_program(rulelang.check_file(PROTO_PATH))
+    assert "    s.v_deck ^= 1 << _l_c  # rules:40\n" in src
+    assert "fault_not_in_set(AT_40_" not in src and "fault_not_in_set(AT_44_" in src
+    # a token chosen by `use` and passed to spend(q, g): removed at once; `drop` tests it
+    assert "    s.v_tokens[_l_spend__q] ^= 1 << s.l_spend__g  # rules:100\n" in src
+    assert "fault_not_in_set(AT_100_" not in src and "fault_not_in_set(AT_90_" in src
+    acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
+    assert "s.v_hand[s.l_place_tile__p] ^= 1 << _l_place_tile__t  # rules:204\n" in acq
+    deck = ["2B", "3C", "7D"]
+    for k in range(3):
+        states = [rulelang.load(PROTO_PATH, backend=b).new_game(2)
+                  for b in ("interpreter", "compiled")]
+        for s in states:
+            assert s.current_player == rulelang.CHANCE and s.history == []
+            s.set_vars({"deck": deck})
+            s.apply_index(k)
+        a, b = states
+        assert a.history == b.history == [f"draw({deck[k]})"]
+        assert a.digest() == b.digest() and a.to_json() == b.to_json()
+        assert b.get_var("deck") == [x for x in deck if x != deck[k]]
+
+
+@pytest.mark.parametrize("extra, fault", [(0, "loopreads.rules:69:19"), (1, None), (4, None)])
+def test_statements_in_a_row(extra, fault):
+    """mix's statements read p, k and level once before them (level written item by item in
+    between: read again through the same list), extra and the let each time; with extra 0
+    bonus(5) faults in the last statement. Both back ends, from the same set_vars."""
+    out = []
+    for backend in ("interpreter", "compiled"):
+        s = rulelang.load(LOOP_READS, backend=backend).new_game(2)
+        s.set_vars({"level": {"Red": 6, "Blue": 1, "Green": 0}, "extra": extra})
+        before = s.digest()
+        try:
+            s.apply("mix(Red)")
+            out.append((None, s.digest(), s.get_var("pts"), s.get_var("extra")))
+        except rulelang.RulesRuntimeError as exc:
+            assert s.digest() == before
+            out.append((os.path.basename(exc.location), None, None, None))
+    assert out[0] == out[1] and out[0][0] == fault
+    src = compile_program(rulelang.check_file(LOOP_READS))
+    mix = src.split("def step_claim_then_mix(s):")[1].split("\ndef ")[0]
+    head = mix.split("s.l_a = ")[0]
+    assert "_v_level = s.v_level" in head and "_l_p = s.l_p" in head and "extra" not in head
+    assert mix.count("_v_extra = s.v_extra") == 1 and "s.l_a" in mix.split("# rules:68")[1]
+
+
+def test_bounded_updates_in_lockstep():
+    """bounds.rules in lock step (no fault in ordinary play)."""
+    for seed in range(30):
+        assert _play(2, seed, BOUNDS)[1] is None
+
+
+def test_bounded_updates_are_used():
+    """up's updates and down's first have no int limit check (a `when`, the flow test on a
+    flow local bound them); down's second, dip's and nudge's keep theirs."""
+    src = compile_program(rulelang.check_file(BOUNDS))
+
+    def body(name):
+        return src.split(f"def step_up_then_{name}(s):")[1].split("\ndef ")[0]
+    assert "    s.v_x += 1  # rules:23\n    s.l_n += 1  # rules:24\n    if (" in body("up")
+    down = body("down")
+    # the second update's check and turns' (after the loop)
+    assert "s.v_y[_l_p] -= 1  # rules:27\n" in down and down.count("fault_int_limit") == 2
+    assert "fault_int_limit(LIMIT_INT, AT_28_" in down
+    assert "fault_int_limit(LIMIT_INT, AT_31_" in body("dip")
+    assert "fault_int_limit(LIMIT_INT, AT_34_" in body("nudge")
+
+
+@pytest.mark.parametrize("x, action, fault", [
+    (10 ** 100 - 1, "nudge()", "bounds.rules:34:11"),
+    (-(10 ** 100 - 1), "dip()", "bounds.rules:31:11"),
+    (-(10 ** 100 - 1), "up()", None), (4, "up()", None)])
+def test_bounded_updates_at_the_limit(x, action, fault):
+    """set_vars at the first pause: the flow test (x < 9) is not asked again, the `when`s are;
+    the checks left in fault at the limit on both back ends, the ones left out cannot."""
+    out = []
+    for backend in ("interpreter", "compiled"):
+        s = rulelang.load(BOUNDS, backend=backend).new_game(2)
+        s.set_vars({"x": x})
+        before = s.digest()
+        try:
+            s.apply(action)
+            out.append((None, s.digest()))
+        except rulelang.RulesRuntimeError as exc:
+            assert s.digest() == before
+            out.append((os.path.basename(exc.location), None))
+    assert out[0] == out[1] and out[0][0] == fault
+
+
+def test_always_listed_option():
+    """A decision with an option of no parameters and no `when` is never empty: no test for
+    it after the listing (Acquire's buy, protopath's give); the others keep it."""
+    acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
+    assert "acts = legal_buy(s, _t" in acq and "fault_no_choice(AT_172_5)" not in acq
+    assert "fault_no_choice(AT_154_5)" in acq  # place: every option has a `when`
+    src = compile_program(rulelang.check_file(PROTO_PATH))
+    give = src.split("acts = legal_give(s")[1].split("return -1")[0]
+    assert "if not acts" not in give
+
+
+def test_inline_conditional_in_lockstep():
+    """condinline.rules in lock step (picked() with and without a pick)."""
+    for players_seed in range(30):
+        assert _play(2, players_seed, COND_INLINE)[1] is None
+
+
+@pytest.mark.parametrize("level, fault", [
+    (4, "condinline.rules:21:6"), (9, "condinline.rules:22:12"), (2, "condinline.rules:24:10"),
+    (5, None), (0, None)])
+def test_inline_conditional_faults(level, fault):
+    """price(k) expanded as `(X if C else Y)` faults in C, X or Y as the interpreter's does
+    (set_vars lists lift's options again, and puts the old values back on a fault)."""
+    out = []
+    for backend in ("interpreter", "compiled"):
+        s = rulelang.load(COND_INLINE, backend=backend).new_game(2)
+        before = s.digest()
+        try:
+            s.set_vars({"level": {"Red": 0, "Blue": level, "Green": 1}, "pick": "Blue"})
+            out.append((None, s.legal_actions(), s.digest()))
+        except rulelang.RulesRuntimeError as exc:
+            assert s.digest() == before
+            out.append((os.path.basename(exc.location), exc.message, None))
+    assert out[0] == out[1] and out[0][0] == fault
+    src = compile_program(rulelang.check_file(COND_INLINE))
+    assert "(table_cost((_v_level[v_k] + 1), AT_22_12) if (table_cost(_v_level[v_k]," in src
+    assert "(0 if (_v_pick is None) else _v_level[_v_pick])" in src  # pick: no none check

@@ -40,10 +40,6 @@ class RulesRuntimeError(Exception):
         return (type(self), (self.message, self.location))
 
 
-def fault_no_choice(where):
-    raise RulesRuntimeError("no legal action at this decision", where)
-
-
 def fault_loop_limit(limit, where):
     raise RulesRuntimeError(f"loop went round more than {limit} times without a decision "
                             f"(limit max_loop_steps)", where)
@@ -207,7 +203,6 @@ LIMIT_INT_MIN = -LIMIT_INT
 
 
 # Locations in the .rules file, for run-time faults.
-AT_49_3 = 'tests/fixtures/switches.rules:49:3'
 AT_52_7 = 'tests/fixtures/switches.rules:52:7'
 AT_69_5 = 'tests/fixtures/switches.rules:69:5'
 AT_70_11 = 'tests/fixtures/switches.rules:70:11'
@@ -235,13 +230,10 @@ def step_start(s):  # rules:62
         if s.ix_p < len(s.it_p):
             s.l_p = s.it_p[s.ix_p]
             s.ix_p += 1
-            s.phase = 'turn'
             s.l_turn__p = s.l_p
             s.pc = 9
             s.current_player = s.l_turn__p
             acts = legal_go(s)
-            if not acts:
-                fault_no_choice(AT_49_3)
             s._acts = acts
             s._n = len(acts)
             return -1
@@ -264,31 +256,25 @@ def step_start(s):  # rules:62
 
 
 def step_go_then_go(s):  # rules:51
-    _l_turn__p = s.l_turn__p  # rules:52
-    _t2 = def_bonus(s, _l_turn__p)
-    _t1 = 0
-    s.v_pos[_l_turn__p] = _t3 = s.v_pos[_l_turn__p] + (_t2 + _t1)
-    if not LIMIT_INT_MIN <= _t3 <= LIMIT_INT:
+    _l_turn__p = s.l_turn__p
+    s.v_pos[_l_turn__p] = _t1 = s.v_pos[_l_turn__p] + (def_bonus(s, _l_turn__p) + 0)  # rules:52
+    if not LIMIT_INT_MIN <= _t1 <= LIMIT_INT:
         fault_int_limit(LIMIT_INT, AT_52_7)
-    s.phase = None
     if s.ix_p < len(s.it_p):
         s.l_p = s.it_p[s.ix_p]
         s.ix_p += 1
-        s.phase = 'turn'
         s.l_turn__p = s.l_p
         s.pc = 9
         s.current_player = s.l_turn__p
         acts = legal_go(s)
-        if not acts:
-            fault_no_choice(AT_49_3)
         s._acts = acts
         s._n = len(acts)
         return -1
     s.l_k = 0  # rules:68
-    _t4 = 0  # rules:69
+    _t2 = 0  # rules:69
     while (s.l_k < 2):
-        _t4 += 1
-        if _t4 > LIMIT_LOOP_STEPS:
+        _t2 += 1
+        if _t2 > LIMIT_LOOP_STEPS:
             fault_loop_limit(LIMIT_LOOP_STEPS, AT_69_5)
         s.l_k = (s.l_k + 1)  # rules:70
         if not LIMIT_INT_MIN <= s.l_k <= LIMIT_INT:
@@ -297,17 +283,13 @@ def step_go_then_go(s):  # rules:51
 
 
 def step_go_then_wait(s):  # rules:55
-    s.phase = None
     if s.ix_p < len(s.it_p):
         s.l_p = s.it_p[s.ix_p]
         s.ix_p += 1
-        s.phase = 'turn'
         s.l_turn__p = s.l_p
         s.pc = 9
         s.current_player = s.l_turn__p
         acts = legal_go(s)
-        if not acts:
-            fault_no_choice(AT_49_3)
         s._acts = acts
         s._n = len(acts)
         return -1
@@ -332,13 +314,10 @@ def step_loop_r(s):  # rules:74
         if s.ix_p < len(s.it_p):
             s.l_p = s.it_p[s.ix_p]
             s.ix_p += 1
-            s.phase = 'turn'
             s.l_turn__p = s.l_p
             s.pc = 9
             s.current_player = s.l_turn__p
             acts = legal_go(s)
-            if not acts:
-                fault_no_choice(AT_49_3)
             s._acts = acts
             s._n = len(acts)
             return -1
@@ -367,9 +346,9 @@ _BLOCKS = [step_start, None, step_loop_r, None, None, None, None, None, None, No
 
 def legal_go(s):  # rules:49: the choices of this decision
     out = []
-    s._endk = -1
     out.append((0, ()))
     out.append((1, ()))
+    s._endk = -1
     return out
 
 
@@ -413,6 +392,8 @@ _VARS = (('pos', 'v_pos', ('p', ('i',)), 'public'), ('bank', 'v_bank', ('i',), '
 _SCOPES = {9: (('r', 'l_r', ('i',)), ('p', 'l_p', ('i',)), ('turn.p', 'l_turn__p', ('i',)))}
 # loops open at each pause: pc -> ((items attribute, index attribute, element descriptor), ...)
 _LOOPS = {9: (('it_r', 'ix_r', ('i',)), ('it_p', 'ix_p', ('i',)))}
+# the phase at each pause and at the end (the flow fixes it there: passes.plan_phase_sets)
+_PHASES = {9: 'turn', 22: None}
 
 # copying the locals in scope at each pause (for clone)
 
@@ -459,8 +440,9 @@ def _init(s):
 class State:
     """One game position: the engine protocol of rulelang (see docs/protocol.md)."""
 
-    __slots__ = ("n", "pc", "phase", "current_player", "history", "_seen", "_acts", "_n",
-                 "_endk", "_players", "_seats", "_origin", "_origin_len", "_loops",
+    __slots__ = ("n", "pc", "current_player",
+                 "history", "_seen", "_acts", "_n", "_endk", "_players", "_seats", "_origin",
+                 "_origin_len", "_loops",
                  'v_pos',
                  'v_bank',
                  'l_r',
@@ -477,11 +459,14 @@ class State:
     def num_players(self):
         return self.n
 
+    @property
+    def phase(self):
+        return _PHASES.get(self.pc)
+
     def clone(self):
         c = State.__new__(State)
         c.n = self.n
         c.pc = self.pc
-        c.phase = self.phase
         c.current_player = self.current_player
         c.history = self.history[:]
         c._seen = self._seen[:]
@@ -526,10 +511,7 @@ class State:
         return self._n  # counted when the choices were listed (0 once the game is over)
 
     def chance_weights(self):
-        if self.current_player != CHANCE or type(self._acts) is int:
-            return None
-        ws = [w for _v, w in self._acts]
-        return None if len(set(ws)) <= 1 else ws
+        return None  # (no chance node here weighs its outcomes: each draws from a set)
 
     def end_action_index(self):
         """Index of the first legal end declaration, or -1 (found when the legal actions were
@@ -700,7 +682,6 @@ class Game:
         s = State.__new__(State)
         s.n = num_players
         s.pc = 0
-        s.phase = None
         s.current_player = 0
         s.history = []
         s._seen = []
@@ -803,24 +784,23 @@ def playout(s, rng, policy="random_end", max_steps=-1):
 def new_game(num_players):
     return GAME.new_game(num_players)
 
-_LINEMAP = {219: 35, 220: 36, 221: 39, 222: 39, 223: 39, 224: 39, 225: 39, 226: 39, 227: 62,
-        228: 62, 229: 62, 230: 62, 231: 62, 232: 62, 233: 62, 234: 62, 235: 62, 236: 62, 237: 62,
-        238: 62, 239: 62, 240: 62, 241: 62, 242: 62, 243: 62, 244: 62, 245: 62, 246: 62, 247: 62,
-        248: 68, 249: 69, 250: 69, 251: 69, 252: 69, 253: 69, 254: 70, 255: 70, 256: 70, 257: 70,
-        258: 70, 259: 70, 260: 70, 261: 70, 262: 70, 263: 70, 264: 70, 265: 70, 266: 51, 267: 52,
-        268: 52, 269: 52, 270: 52, 271: 52, 272: 52, 273: 52, 274: 52, 275: 52, 276: 52, 277: 52,
-        278: 52, 279: 52, 280: 52, 281: 52, 282: 52, 283: 52, 284: 52, 285: 52, 286: 52, 287: 68,
-        288: 69, 289: 69, 290: 69, 291: 69, 292: 69, 293: 70, 294: 70, 295: 70, 296: 70, 297: 70,
-        298: 70, 299: 55, 300: 55, 301: 55, 302: 55, 303: 55, 304: 55, 305: 55, 306: 55, 307: 55,
-        308: 55, 309: 55, 310: 55, 311: 55, 312: 55, 313: 55, 314: 68, 315: 69, 316: 69, 317: 69,
-        318: 69, 319: 69, 320: 70, 321: 70, 322: 70, 323: 70, 324: 70, 325: 70, 326: 74, 327: 74,
-        328: 74, 329: 74, 330: 74, 331: 74, 332: 74, 333: 74, 334: 74, 335: 74, 336: 74, 337: 74,
-        338: 74, 339: 74, 340: 74, 341: 74, 342: 74, 343: 74, 344: 74, 345: 68, 346: 69, 347: 69,
-        348: 69, 349: 69, 350: 69, 351: 70, 352: 70, 353: 70, 354: 70, 355: 70, 356: 70, 357: 70,
-        358: 70, 359: 70, 360: 70, 361: 70, 362: 70, 363: 70, 364: 70, 365: 70, 366: 70, 367: 70,
-        368: 49, 369: 49, 370: 49, 371: 49, 372: 49, 373: 49, 374: 49, 375: 49, 376: 49, 377: 49,
-        378: 49, 379: 49, 380: 49, 381: 49, 382: 49, 383: 49, 384: 49, 385: 49, 386: 49, 387: 49,
-        388: 50, 389: 50, 390: 50, 391: 54, 392: 54, 393: 54, 394: 54, 395: 54, 396: 54, 397: 54,
-        398: 54, 399: 54, 400: 54, 401: 54, 402: 54, 403: 54, 404: 54, 405: 54, 406: 54, 407: 54,
-        408: 54, 409: 54, 410: 54, 411: 54, 412: 54, 413: 54, 414: 54, 415: 54, 416: 54, 417: 54,
-        418: 54, 419: 54, 455: 31, 456: 32, 457: 32, 458: 32, 671: 77, 672: 77, 673: 77}
+_LINEMAP = {214: 35, 215: 36, 216: 39, 217: 39, 218: 39, 219: 39, 220: 39, 221: 39, 222: 62,
+        223: 62, 224: 62, 225: 62, 226: 62, 227: 62, 228: 62, 229: 62, 230: 62, 231: 62, 232: 62,
+        233: 62, 234: 62, 235: 62, 236: 62, 237: 62, 238: 62, 239: 62, 240: 68, 241: 69, 242: 69,
+        243: 69, 244: 69, 245: 69, 246: 70, 247: 70, 248: 70, 249: 70, 250: 70, 251: 70, 252: 70,
+        253: 70, 254: 70, 255: 70, 256: 70, 257: 70, 258: 51, 259: 51, 260: 52, 261: 52, 262: 52,
+        263: 52, 264: 52, 265: 52, 266: 52, 267: 52, 268: 52, 269: 52, 270: 52, 271: 52, 272: 52,
+        273: 68, 274: 69, 275: 69, 276: 69, 277: 69, 278: 69, 279: 70, 280: 70, 281: 70, 282: 70,
+        283: 70, 284: 70, 285: 55, 286: 55, 287: 55, 288: 55, 289: 55, 290: 55, 291: 55, 292: 55,
+        293: 55, 294: 55, 295: 55, 296: 68, 297: 69, 298: 69, 299: 69, 300: 69, 301: 69, 302: 70,
+        303: 70, 304: 70, 305: 70, 306: 70, 307: 70, 308: 74, 309: 74, 310: 74, 311: 74, 312: 74,
+        313: 74, 314: 74, 315: 74, 316: 74, 317: 74, 318: 74, 319: 74, 320: 74, 321: 74, 322: 74,
+        323: 74, 324: 68, 325: 69, 326: 69, 327: 69, 328: 69, 329: 69, 330: 70, 331: 70, 332: 70,
+        333: 70, 334: 70, 335: 70, 336: 70, 337: 70, 338: 70, 339: 70, 340: 70, 341: 70, 342: 70,
+        343: 70, 344: 70, 345: 70, 346: 70, 347: 49, 348: 49, 349: 49, 350: 49, 351: 49, 352: 49,
+        353: 49, 354: 49, 355: 49, 356: 49, 357: 49, 358: 49, 359: 49, 360: 49, 361: 49, 362: 49,
+        363: 49, 364: 49, 365: 49, 366: 49, 367: 50, 368: 50, 369: 50, 370: 54, 371: 54, 372: 54,
+        373: 54, 374: 54, 375: 54, 376: 54, 377: 54, 378: 54, 379: 54, 380: 54, 381: 54, 382: 54,
+        383: 54, 384: 54, 385: 54, 386: 54, 387: 54, 388: 54, 389: 54, 390: 54, 391: 54, 392: 54,
+        393: 54, 394: 54, 395: 54, 396: 54, 397: 54, 398: 54, 399: 54, 400: 54, 436: 31, 437: 32,
+        438: 32, 439: 32, 653: 77, 654: 77, 655: 77}
