@@ -371,8 +371,9 @@ class ExprEvaluator:
     # place (fn_Call); the interpreter gives its state's. None here: every call is call_def's.
     memo: Mapping = MappingProxyType({})
 
-    def call_def(self, d: ast.DefDecl, args: tuple):
-        """Def d's value for args (called when ev.memo has none for them)."""
+    def call_def(self, d: ast.DefDecl, args: tuple, table=None):
+        """Def d's value for args (called when ev.memo has none for them; `table`: d's table
+        in ev.memo, just found to lack them, or None when there is none)."""
         raise RulesRuntimeError(f"def '{d.name}' cannot be called here", loc(d.span))
 
     def stops_early(self, e: ast.Agg) -> bool:
@@ -695,7 +696,7 @@ class ExprEvaluator:
             d = self.p.defs[ref[1]]
             wants = [self.p.slot_types[self.p.slots[f]] for f in d.params]
             # A value the def's memo table holds for the arguments (ev.memo, see call_def) is
-            # taken in place; else call_def finds it (and fills the table).
+            # taken in place; else call_def works it out (and fills the table it is given).
             if not e.args:
                 def call0(ev, env):
                     table = ev.memo.get(d)
@@ -703,7 +704,7 @@ class ExprEvaluator:
                         v = table.get((), _ABSENT)
                         if v is not _ABSENT:
                             return v
-                    return ev.call_def(d, ())
+                    return ev.call_def(d, (), table)
                 return call0
             # conv_fn and kept_fn written out (a hot path): per argument its function, where a
             # none is a fault (None if the parameter allows none), and where an int over the
@@ -731,7 +732,7 @@ class ExprEvaluator:
                         v = table.get(args, _ABSENT)
                         if v is not _ABSENT:
                             return v
-                    return ev.call_def(d, args)
+                    return ev.call_def(d, args, table)
                 return call
             (f0, n0, g0, s0), *rest = specs
             if not rest:  # one or two arguments: the same, without a loop
@@ -748,7 +749,7 @@ class ExprEvaluator:
                         v = table.get(args, _ABSENT)
                         if v is not _ABSENT:
                             return v
-                    return ev.call_def(d, args)
+                    return ev.call_def(d, args, table)
                 return call1
             (f1, n1, g1, s1), = rest
 
@@ -771,7 +772,7 @@ class ExprEvaluator:
                     v = table.get(args, _ABSENT)
                     if v is not _ABSENT:
                         return v
-                return ev.call_def(d, args)
+                return ev.call_def(d, args, table)
             return call2
         if ref[0] == "builtin" and len(e.args) in (1, 2):
             # one or two arguments, nn_fn written out (a hot path)
