@@ -21,6 +21,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 from functools import partial
+from operator import itemgetter
 from types import MappingProxyType
 
 from rulelang import ast, runtime
@@ -529,6 +530,9 @@ class ExprEvaluator:
 
     def fn_CondExpr(self, e):
         cond, then, orelse = self.fn(e.cond), self.fn(e.then), self.fn(e.orelse)
+        slot = self.local_slot(e.cond)
+        if slot is not None:  # a local condition read in place
+            return lambda ev, env: then(ev, env) if env[slot] else orelse(ev, env)
         return lambda ev, env: then(ev, env) if cond(ev, env) else orelse(ev, env)
 
     def fn_BinOp(self, e):
@@ -715,6 +719,24 @@ class ExprEvaluator:
                 (self.fn(a), None if want.kind in ("opt", "none", "any") else self.at(a),
                  self.at(a) if self.k.growth(a) else None, self.local_slot(a))
                 for a, want in zip(e.args, wants))
+            if len(specs) > 2 and all(s is not None and g is None for _f, _n, g, s in specs):
+                # every argument names a local (none grown): all read at once, and a none
+                # among them is then found where the loop below would find the first one
+                get = itemgetter(*[s for _f, _n, _g, s in specs])
+
+                def call_locals(ev, env):
+                    args = get(env)
+                    if None in args:
+                        for v, (_f, n, _g, _s) in zip(args, specs):
+                            if v is None and n is not None:
+                                fault_none(n)
+                    table = ev.memo.get(d)
+                    if table is not None:
+                        v = table.get(args, _ABSENT)
+                        if v is not _ABSENT:
+                            return v
+                    return ev.call_def(d, args, table)
+                return call_locals
             if len(specs) > 2:
                 def call(ev, env):
                     args = []
