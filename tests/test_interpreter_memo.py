@@ -511,3 +511,45 @@ def test_a_listing_that_faults_is_not_remembered_and_both_back_ends_fault_alike(
     assert out["interpreter"] == out["compiled"]
     assert "division by zero" in out["interpreter"][1][0]
     assert "listed.rules:10:" in out["interpreter"][1][0]
+
+
+SHARED = """
+game Shared
+players 2..2
+state { n: int = 1  log: list<int> = [] }
+flow {
+  let w = 2
+  while len(log) < 5 {
+    choose players[0] {
+      a(x: int in 0..2, y: int in 0..1) when any(z > x + y + n for z in [1, 2, w]) {
+        push x + y to log
+      }
+      b(y: int in 0..3) when count(z > y for z in [w, n]) == 1 { push y + 10 to log }
+      c(z: int in 1..2) when w > z + n { n += 1 }
+    }
+  }
+}
+score p => n
+"""
+
+
+def test_the_options_of_a_decision_list_from_one_copy_of_the_frame():
+    """The options of one decision are listed from a single copy of the frame: parameters and
+    comprehension variables spelled alike (a's y and b's y, the z of each) each have a slot
+    of their own, so each listing reads only its own; the frame is left as it was and the
+    candidates are the compiled engine's at every step."""
+    games = [rulelang.load_text(SHARED, "shared.rules", backend=b).new_game(2)
+             for b in ("interpreter", "compiled")]
+    s, c = games
+    for k in [0, 7, 3, 0, 5, 1]:
+        s._actions_cache = None
+        before = dict(s.frame)
+        assert s.legal_actions() == c.legal_actions()
+        assert s.frame == before
+        if s.is_terminal():
+            break
+        k %= s.num_choices()
+        s.apply_index(k)
+        c.apply_index(k)
+        assert s.digest() == c.digest()
+    assert s.is_terminal() and c.is_terminal()

@@ -944,8 +944,12 @@ class _Evaluator(ExprEvaluator):
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
         self.known = [{} for _ in range(self.g.max_params + 1)]
         runs = []
+        # One copy of the frame for all the options: each local has a slot of its own, and an
+        # option's listing binds only its parameters and its comprehensions' variables, which
+        # no other option reads, and takes them out again (the frame itself is left alone)
+        env = dict(frame)
         for oi, opt in enumerate(ins.node.options):
-            combos = self._combos(opt, dict(frame))
+            combos = self._combos(opt, env)
             if combos:
                 runs.append((oi, combos))
         if runs and self.g.standing:
