@@ -576,12 +576,14 @@ class State:
     def is_terminal(self) -> bool:
         return self.current_player == TERMINAL
 
-    def _choices(self) -> _Choices:
+    def _choices(self, ev: _Evaluator | None = None) -> _Choices:
         """The candidates of the current decision or chance node, worked out once per decision
-        and shared by every protocol call until the state changes."""
+        and shared by every protocol call until the state changes (ev: the evaluator of the
+        flow that has just paused here, if it is running)."""
         if self._actions_cache is None:
             ins = self.game.lowered.code[self.pc]
-            ev = _Evaluator(self.game, self)
+            if ev is None:
+                ev = _Evaluator(self.game, self)
             if isinstance(ins, ChooseAt):
                 self._actions_cache = ev.legal(ins, self.frame)
             elif isinstance(ins, ChanceAt):
@@ -943,6 +945,12 @@ class _Evaluator(ExprEvaluator):
 
     def legal(self, ins: ChooseAt, frame: dict) -> _Choices:
         self.known = [{} for _ in range(self.g.max_params + 1)]
+        try:
+            return self._legal(ins, frame)
+        finally:  # the prefix parts' values are the listing's (the flow may go on: `else`)
+            self.known = None
+
+    def _legal(self, ins: ChooseAt, frame: dict) -> _Choices:
         runs = []
         # One copy of the frame for all the options: each local has a slot of its own, and an
         # option's listing binds only its parameters and its comprehensions' variables, which
@@ -1376,7 +1384,7 @@ class _Evaluator(ExprEvaluator):
         def choose(st, ev, frame):
             st.pc = pc
             st.current_player = player(ev, frame)
-            if st._choices().n == 0:
+            if st._choices(ev).n == 0:
                 if orelse >= 0:  # `choose ... else`: no pause, nothing in the history
                     st._actions_cache = None
                     return orelse
@@ -1390,7 +1398,7 @@ class _Evaluator(ExprEvaluator):
         def chance(st, ev, frame):
             st.pc = pc
             st.current_player = CHANCE
-            if st._choices().n == 0:
+            if st._choices(ev).n == 0:
                 runtime.fault_no_outcome(name, where)
             return -1
         return chance
