@@ -21,6 +21,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 from functools import partial
+from operator import itemgetter
 from types import MappingProxyType
 
 from rulelang import ast, runtime
@@ -371,8 +372,9 @@ class ExprEvaluator:
     # place (fn_Call); the interpreter gives its state's. None here: every call is call_def's.
     memo: Mapping = MappingProxyType({})
 
-    def call_def(self, d: ast.DefDecl, args: tuple):
-        """Def d's value for args (called when ev.memo has none for them)."""
+    def call_def(self, d: ast.DefDecl, args: tuple, table=None):
+        """Def d's value for args (called when ev.memo has none for them; `table`: d's table
+        in ev.memo, just found to lack them, or None when there is none)."""
         raise RulesRuntimeError(f"def '{d.name}' cannot be called here", loc(d.span))
 
     def stops_early(self, e: ast.Agg) -> bool:
@@ -528,6 +530,9 @@ class ExprEvaluator:
 
     def fn_CondExpr(self, e):
         cond, then, orelse = self.fn(e.cond), self.fn(e.then), self.fn(e.orelse)
+        slot = self.local_slot(e.cond)
+        if slot is not None:  # a local condition read in place
+            return lambda ev, env: then(ev, env) if env[slot] else orelse(ev, env)
         return lambda ev, env: then(ev, env) if cond(ev, env) else orelse(ev, env)
 
     def fn_BinOp(self, e):
@@ -695,7 +700,7 @@ class ExprEvaluator:
             d = self.p.defs[ref[1]]
             wants = [self.p.slot_types[self.p.slots[f]] for f in d.params]
             # A value the def's memo table holds for the arguments (ev.memo, see call_def) is
-            # taken in place; else call_def finds it (and fills the table).
+            # taken in place; else call_def works it out (and fills the table it is given).
             if not e.args:
                 def call0(ev, env):
                     table = ev.memo.get(d)
@@ -703,7 +708,7 @@ class ExprEvaluator:
                         v = table.get((), _ABSENT)
                         if v is not _ABSENT:
                             return v
-                    return ev.call_def(d, ())
+                    return ev.call_def(d, (), table)
                 return call0
             # conv_fn and kept_fn written out (a hot path): per argument its function, where a
             # none is a fault (None if the parameter allows none), and where an int over the
@@ -714,6 +719,24 @@ class ExprEvaluator:
                 (self.fn(a), None if want.kind in ("opt", "none", "any") else self.at(a),
                  self.at(a) if self.k.growth(a) else None, self.local_slot(a))
                 for a, want in zip(e.args, wants))
+            if len(specs) > 2 and all(s is not None and g is None for _f, _n, g, s in specs):
+                # every argument names a local (none grown): all read at once, and a none
+                # among them is then found where the loop below would find the first one
+                get = itemgetter(*[s for _f, _n, _g, s in specs])
+
+                def call_locals(ev, env):
+                    args = get(env)
+                    if None in args:
+                        for v, (_f, n, _g, _s) in zip(args, specs):
+                            if v is None and n is not None:
+                                fault_none(n)
+                    table = ev.memo.get(d)
+                    if table is not None:
+                        v = table.get(args, _ABSENT)
+                        if v is not _ABSENT:
+                            return v
+                    return ev.call_def(d, args, table)
+                return call_locals
             if len(specs) > 2:
                 def call(ev, env):
                     args = []
@@ -731,7 +754,7 @@ class ExprEvaluator:
                         v = table.get(args, _ABSENT)
                         if v is not _ABSENT:
                             return v
-                    return ev.call_def(d, args)
+                    return ev.call_def(d, args, table)
                 return call
             (f0, n0, g0, s0), *rest = specs
             if not rest:  # one or two arguments: the same, without a loop
@@ -748,7 +771,7 @@ class ExprEvaluator:
                         v = table.get(args, _ABSENT)
                         if v is not _ABSENT:
                             return v
-                    return ev.call_def(d, args)
+                    return ev.call_def(d, args, table)
                 return call1
             (f1, n1, g1, s1), = rest
 
@@ -771,7 +794,7 @@ class ExprEvaluator:
                     v = table.get(args, _ABSENT)
                     if v is not _ABSENT:
                         return v
-                return ev.call_def(d, args)
+                return ev.call_def(d, args, table)
             return call2
         if ref[0] == "builtin" and len(e.args) in (1, 2):
             # one or two arguments, nn_fn written out (a hot path)

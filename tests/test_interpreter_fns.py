@@ -208,6 +208,52 @@ def test_locals_and_known_values_read_in_place_fault_where_they_did(backend):
     ]
 
 
+ARGS = """
+game Args
+players 2..2
+state { got: list<int> = []  hole: int?[player] = none  on: bool = true }
+def three(a: int, b: int?, c: int) -> int = a * 100 + (if b == none then 0 else b) * 10 + c
+def four(p: player, a: int, b: int, c: int) -> int = if p == players[0] then a + b + c else 0
+def pick(q: int, flag: bool) -> int = if flag then q else four(players[0], q, q, q)
+flow {
+  while len(got) < 6 {
+    choose players[0] {
+      fill(i: int in 1..2) { hole[players[1]] = i }
+      flip() { on = not on }
+      use(x: int in 1..2, y: int in 0..1) when three(y, x, y) > 10 {
+        let h = hole[players[1]]
+        let z = 3
+        let me = players[0]
+        push three(x, h, y) to got
+        push pick(x, on) to got
+        push four(me, x, h, z) to got
+      }
+    }
+  }
+}
+score p => 0
+"""
+
+
+def test_calls_of_locals_only_read_them_at_once_and_fault_where_they_did(backend):
+    """A call whose three or more arguments all name locals reads them at once: a none where
+    its parameter allows none is passed, one where it does not faults at that argument, as
+    the loop over the arguments does; an `if` on a local reads it in place."""
+    game = rulelang.load_text(ARGS, "args.rules", backend=backend)
+    s = game.new_game(2)
+    assert s.legal_actions() == ["fill(1)", "fill(2)", "flip()", "use(1, 1)", "use(2, 0)",
+                                 "use(2, 1)"]
+    with pytest.raises(rulelang.RulesRuntimeError) as err:
+        s.apply("use(1, 1)")  # h is none: three() takes it, four() does not
+    assert (err.value.location, err.value.message) == ("args.rules:19:26", "value is none")
+    for action in ["fill(2)", "use(2, 1)", "flip()", "use(1, 1)"]:
+        s.apply(action)
+    assert s.get_var("got") == [221, 2, 7, 121, 3, 6]
+    if backend == "interpreter":
+        calls = [f for f in game.fns.values() if getattr(f, "__name__", "") == "call_locals"]
+        assert len(calls) == 3  # three(...) in the test, three(...) and four(...) in the body
+
+
 def test_pure_operator_forms_are_the_reference_implementations():
     """An operator's `pure` form (the function of Python's operator module the interpreter
     calls) gives what its reference implementation gives, on every kind of value it meets."""

@@ -236,6 +236,8 @@ def test_the_memo_tests_fail_without_invalidation(monkeypatch):
                                                                                    value))
     with pytest.raises(AssertionError):
         test_a_write_through_one_index_drops_only_the_entries_that_read_it()
+    with pytest.raises(AssertionError):
+        test_an_options_candidates_are_remembered_until_what_they_read_changes(monkeypatch)
 
 
 EARLY = """
@@ -411,3 +413,143 @@ def test_index_reads_play_the_same_games_as_whole_tables_and_the_compiled_engine
             a = random_playout(interp, players, 5, False)[0]
             b = random_playout(comp, players, 5, False)[0]
             assert a.digest() == b.digest(), (path, variant)
+
+
+LISTED = """
+game Listed
+players 3..3
+state {
+  cash: int[player] = 2
+  cap: int = 3
+  log: list<int> = []
+}
+def afford(p: player, a: int, b: int) -> bool = a + b <= cash[p] and a + b <= cap
+def risky(p: player, x: int, y: int) -> bool = 10 // (cash[p] - 7) >= x + y - 100
+flow {
+  while len(log) < 40 {
+    for p in players {
+      choose p {
+        buy(a: int in 0..2, b: int in 0..2) when afford(p, a, b) {
+          cash[p] -= a + b
+          push a + b to log
+        }
+        earn(x: int in 1..2, y: int in 0..1) when risky(p, x, y) { cash[p] += x + y }
+        squeeze() { cap -= 1 }
+        rest() { push 0 to log }
+      }
+    }
+  }
+}
+score p => cash[p]
+"""
+
+
+def _listing_table(s, name: str) -> dict:
+    """The state's candidate-list table of the option called `name`."""
+    return next(t for k, t in s._memo.items() if isinstance(k, engine._Listing)
+                and any(o.name == name and o.when is k.when for o in _options(s.game)))
+
+
+def _options(game) -> list:
+    from rulelang.lower import ChooseAt
+
+    return [o for ins in game.lowered.code if isinstance(ins, ChooseAt) for o in ins.node.options]
+
+
+def test_an_options_candidates_are_remembered_until_what_they_read_changes(monkeypatch):
+    """A two-parameter option with a def in its `when` test keeps its candidate lists per
+    value of the outside locals they read (p here): a write to cash[q] drops only q's, a
+    write to cap all of them, and a planted list is seen only while nothing dropped it."""
+    monkeypatch.setattr(engine, "TRIAL_LOOKUPS", 10 ** 9)
+    game = rulelang.load_text(LISTED, "listed.rules", backend="interpreter")
+    s = game.new_game(3)
+    assert s.legal_actions()[:6] == ["buy(0, 0)", "buy(0, 1)", "buy(0, 2)", "buy(1, 0)",
+                                     "buy(1, 1)", "buy(2, 0)"]
+    s.apply("rest()")  # player 1 decides next: its own list
+    s.legal_actions()
+    table = _listing_table(s, "buy")
+    assert set(table) == {0, 1}
+    table[0] = [(2, 2)]  # planted for player 0: seen again unless cash[0] or cap changes
+    s.apply("buy(1, 0)")  # cash[1] = 1: player 1's list goes, player 0's stays
+    assert set(_listing_table(s, "buy")) == {0, 2}
+    s.apply("rest()")
+    assert s.legal_actions()[0] == "buy(2, 2)"  # the planted list
+    s.apply("squeeze()")  # cap = 2: every list goes
+    s.apply("rest()")
+    s.apply("rest()")
+    assert "buy(2, 2)" not in s.legal_actions() and "buy(1, 1)" in s.legal_actions()
+    assert "buy(2, 1)" not in s.legal_actions()
+
+
+@pytest.mark.parametrize("trial", [None, 10 ** 9])
+def test_a_listing_that_faults_is_not_remembered_and_both_back_ends_fault_alike(monkeypatch,
+                                                                                 trial):
+    """earn's `when` divides by cash[p] - 7: once player 0's lists are remembered at cash 6,
+    cash 7 drops them and the listing faults on both back ends, with the same message and
+    place, each time it is asked for (nothing remembered), the state left as it was."""
+    if trial is not None:
+        monkeypatch.setattr(engine, "TRIAL_LOOKUPS", trial)
+    out = {}
+    for backend in ("interpreter", "compiled"):
+        s = rulelang.load_text(LISTED, "listed.rules", backend=backend).new_game(3)
+        s.set_vars({"cash": [6, 2, 2]})
+        legal = s.legal_actions()
+        if backend == "interpreter":  # player 0's lists remembered
+            assert any(isinstance(k, engine._Listing) for k in s._memo)
+        faults = []
+        for _ in range(2):
+            with pytest.raises(rulelang.RulesRuntimeError) as e:
+                s.set_vars({"cash": [7, 2, 2]})
+            faults.append(str(e.value))
+            assert s.get_var("cash") == [6, 2, 2] and s.legal_actions() == legal
+        s.apply("earn(1, 0)")  # cash 7 for player 0, who is not asked again in this round
+        s.apply("rest()")
+        with pytest.raises(rulelang.RulesRuntimeError) as e:
+            s.apply("rest()")  # player 0's turn comes: its listing faults, the apply undone
+        faults.append(str(e.value))
+        out[backend] = legal, faults, s.digest()
+    assert out["interpreter"] == out["compiled"]
+    assert "division by zero" in out["interpreter"][1][0]
+    assert "listed.rules:10:" in out["interpreter"][1][0]
+
+
+SHARED = """
+game Shared
+players 2..2
+state { n: int = 1  log: list<int> = [] }
+flow {
+  let w = 2
+  while len(log) < 5 {
+    choose players[0] {
+      a(x: int in 0..2, y: int in 0..1) when any(z > x + y + n for z in [1, 2, w]) {
+        push x + y to log
+      }
+      b(y: int in 0..3) when count(z > y for z in [w, n]) == 1 { push y + 10 to log }
+      c(z: int in 1..2) when w > z + n { n += 1 }
+    }
+  }
+}
+score p => n
+"""
+
+
+def test_the_options_of_a_decision_list_from_one_copy_of_the_frame():
+    """The options of one decision are listed from a single copy of the frame: parameters and
+    comprehension variables spelled alike (a's y and b's y, the z of each) each have a slot
+    of their own, so each listing reads only its own; the frame is left as it was and the
+    candidates are the compiled engine's at every step."""
+    games = [rulelang.load_text(SHARED, "shared.rules", backend=b).new_game(2)
+             for b in ("interpreter", "compiled")]
+    s, c = games
+    for k in [0, 7, 3, 0, 5, 1]:
+        s._actions_cache = None
+        before = dict(s.frame)
+        assert s.legal_actions() == c.legal_actions()
+        assert s.frame == before
+        if s.is_terminal():
+            break
+        k %= s.num_choices()
+        s.apply_index(k)
+        c.apply_index(k)
+        assert s.digest() == c.digest()
+    assert s.is_terminal() and c.is_terminal()
