@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
 import random
 from fractions import Fraction
 from pathlib import Path
@@ -346,6 +348,30 @@ def test_simulate_same_results_for_any_jobs(fake_file: Path, tmp_path: Path) -> 
         assert (tmp_path / "r1" / name).read_text() == (tmp_path / "r2" / name).read_text()
     other = sim.simulate(fake_file, 3, 40, seed=10, **kwargs)
     assert deterministic(other) != deterministic(one)
+
+
+_FIRST_LOADER: list[int] = []
+
+
+def first_process_load(path: Any, variant: str | None = None,
+                       params: dict[str, Any] | None = None,
+                       backend: str = "interpreter") -> FakeGame:
+    """fake_load, refusing to load in any process but the first that called it."""
+    if not _FIRST_LOADER:
+        _FIRST_LOADER.append(os.getpid())
+    if os.getpid() != _FIRST_LOADER[0]:
+        raise RuntimeError("the game was loaded again in a worker")
+    return fake_load(path, variant, params, backend)
+
+
+@pytest.mark.skipif(multiprocessing.get_start_method() != "fork",
+                    reason="workers inherit the loaded game only when forked")
+def test_forked_workers_play_the_game_loaded_here(fake_file: Path) -> None:
+    kwargs = dict(variant="loaded", params={"rounds": 3})
+    two = sim.simulate(fake_file, 3, 40, seed=9, jobs=2, loader=first_process_load, **kwargs)
+    one = sim.simulate(fake_file, 3, 40, seed=9, jobs=1, loader=fake_load, **kwargs)
+    assert deterministic(two) == deterministic(one)
+    assert not sim._INHERITED  # let go of once the pool is done
 
 
 def test_simulate_rejects_bad_requests(fake_file: Path) -> None:

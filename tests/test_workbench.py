@@ -608,10 +608,13 @@ def _load_fails_in_workers(path, variant=None, params=None, backend="interpreter
 
 def test_a_worker_that_cannot_load_the_game_fails_the_run() -> None:
     # multiprocessing.Pool restarts a worker whose initializer raises, forever; the error must
-    # reach the parent instead.
+    # reach the parent instead. (run_games is given no game here: a forked worker would play the
+    # one simulate loads, and a spawned one loads it as every worker does here.)
+    spec = sim.RunSpec(loader=_load_fails_in_workers, path=str(NIM), variant=None,
+                       params={"parent": os.getpid()}, backend="interpreter", players=2,
+                       root_seed=0)
     with pytest.raises(RuntimeError, match="cannot load here"):
-        sim.simulate(NIM, 2, 8, seed=0, jobs=2, loader=_load_fails_in_workers,
-                     params={"parent": os.getpid()})
+        sim.run_games(spec, 8, jobs=2)
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
