@@ -831,21 +831,27 @@ class _Evaluator(ExprEvaluator):
             return v
         if self.s is None:
             return self._run_def(d, args)
-        table = self.s._memo.get(d)
+        return self.memoised(d, args, self._run_def, d, args)
+
+    def memoised(self, key, k, fn, a, b):
+        """fn(a, b), remembered under k in the state's memo table `key` (a def, a `when` test or
+        an option's _Listing; see _new_table): the one place where tables are found, made,
+        tried, filled and, under VERIFY_MEMO, checked."""
+        table = self.s._memo.get(key)
         if table is None:
-            if d in self.g.memo_off:
-                return self._run_def(d, args)
-            table = self._new_table(d)
+            if key in self.g.memo_off:
+                return fn(a, b)
+            table = self._new_table(key)
             if table is None:  # found useless on its trial
-                return self._run_def(d, args)
-        v = table.get(args, _MISSING)
+                return fn(a, b)
+        v = table.get(k, _MISSING)
         if v is _MISSING:
-            v = table[args] = self._run_def(d, args)
+            v = table[k] = fn(a, b)
             if table.by is not None:
-                table.remember(args)
+                table.remember(k)
         elif VERIFY_MEMO:
-            fresh = self._run_def(d, args)
-            assert fresh == v and type(fresh) is type(v), (d, args, v, fresh)
+            fresh = fn(a, b)
+            assert fresh == v and type(fresh) is type(v), (key, k, v, fresh)
         return v
 
     def _run_def(self, d: ast.DefDecl, args):
@@ -926,20 +932,11 @@ class _Evaluator(ExprEvaluator):
                 except KeyError:  # pragma: no cover - a test reads only bound locals
                     key = tuple([env.get(s, _MISSING) for s in slots])
                 table = ev.s._memo.get(e)
-                if table is None:
-                    if e in ev.g.memo_off:
-                        return bool(test(ev, env))
-                    table = ev._new_table(e)
-                    if table is None:  # found useless on its trial
-                        return bool(test(ev, env))
-                v = table.get(key, _MISSING)
-                if v is _MISSING:
-                    v = table[key] = bool(test(ev, env))
-                    if table.by is not None:
-                        table.remember(key)
-                elif VERIFY_MEMO:
-                    assert v is bool(test(ev, env)), (e, key, v)
-                return v
+                if table is not None and not VERIFY_MEMO:  # a hit without another frame
+                    v = table.get(key, _MISSING)
+                    if v is not _MISSING:
+                        return v
+                return ev.memoised(e, key, test, ev, env)  # (taken as true or false)
         self.fns[key] = f
         return f
 
@@ -974,22 +971,7 @@ class _Evaluator(ExprEvaluator):
         per values of the outside locals its domains and `when` test read, in the state's
         memo table `listed[0]` (its _Listing; listed[1] gives those values from env)."""
         key, get = listed
-        table = self.s._memo.get(key)
-        if table is None:
-            if key in self.g.memo_off:
-                return self._listed(parts, env)
-            table = self._new_table(key)
-            if table is None:  # found useless on its trial
-                return self._listed(parts, env)
-        k = get(env)
-        v = table.get(k, _MISSING)
-        if v is _MISSING:
-            v = table[k] = self._listed(parts, env)
-            if table.by is not None:
-                table.remember(k)
-        elif VERIFY_MEMO:
-            assert v == self._listed(parts, env), (key, k, v)
-        return v
+        return self.memoised(key, get(env), self._listed, parts, env)
 
     def option_parts(self, opt: ast.Option) -> tuple:
         """An option's parameter slots, the function of each parameter's domain, its `when`
