@@ -1533,6 +1533,114 @@ class Gen:
                           "aggregate with an invariant operand"}
         return ["  " + line for line in body]
 
+    def tuple_decl(self, decl: list[str]) -> list[str]:
+        """A section, returned as flow lines (its declarations go to `decl`), for three rewrites
+        of the code generator that only fixtures reached before:
+        - defs of several small finite parameters (player, enum, bool) kept per argument tuple
+          (plan_keyed_defs), forgotten by writes at the first parameter's index, at the last
+          one's, at another index, or of the whole array, with a table that may lack a row
+          inside one of them (a kept def that faults keeps nothing);
+        - an option's leading `x not in S` / `x in S` tests folded into the walked mask of its
+          set domain (plan_domain_filters), and, as a counterpart left unfolded, a test of a
+          set that may be `none` in programs with faults;
+        - the int limit check of an argument bound to an expanded def's int parameter, printed
+          where it is bound (ExprPrinter.inline_call), with the argument near the limit (past
+          it now and then in programs with faults) and, in some, an argument after it that may
+          fault first."""
+        en, tb = self.name("Tk"), self.name("tt")
+        held, stock, own, pool, lock, pts, big, zz, maybe = (
+            self.name(k) for k in ("th", "ts", "to", "tp", "tl", "tq", "tg", "tz", "tm"))
+        hoard, rate, owns, fits, tri, duo = (
+            self.name(k) for k in ("thd", "trt", "tow", "tfi", "ttr", "tdu"))
+        n = self.r.randint(3, 5)
+        members = [f"{en}M{i}" for i in range(n)]
+        faults = self.faults > 0
+        decl.append(f"enum {en}(w: int) {{ "
+                    + ", ".join(f"{m}({self.r.randint(0, 3)})" for m in members) + " }")
+        gap = self.r.randint(5, 9)
+        hole = faults and self.chance(0.6)  # no row for `gap`: rate faults there
+        decl.append(f"table {tb}(n: int) -> int {{ 0..{gap - 1} => 1, "
+                    f"{gap + hole}..90 => {self.r.randint(2, 4)} }}")
+        top = 10 ** 100 - 1
+        near = self.r.randint(2, 9)
+        decl.append(f"state {{ {held}: int[{en}][player] = {self.r.randint(0, 1)} "
+                    f"{stock}: int[{en}] = {self.r.randint(0, 3)} {own}: set<{en}>[player] = {{}} "
+                    f"{pool}: set<{en}> = {en} {lock}: set<{en}> = {{}} "
+                    f"{pts}: int[player] = {self.r.randint(0, 3)} {big}: int = {top - near} "
+                    f"{zz}: int = {self.r.randint(0, 2)} {maybe}: set<{en}>? = none }}")
+        q, k, j, hot, x, a, b = (self.name(v) for v in ("tq", "tk", "tj", "th", "tx", "ta", "tb"))
+        decl.append(f"def {hoard}({q}: player, {k}: {en}) -> int = sum({held}[{q}][{j}] * "
+                    f"(if {j} == {k} then 2 else 1) for {j} in {en})")
+        decl.append(f"def {rate}({q}: player, {k}: {en}) -> int = "
+                    f"{tb}({stock}[{k}] + {held}[{q}][{k}])")
+        decl.append(f"def {owns}({q}: player, {k}: {en}, {hot}: bool) -> int = "
+                    f"count({j}.w == {k}.w for {j} in {own}[{q}]) + "
+                    f"(if {hot} then {pts}[{q}] % 3 else 0)")
+        decl.append(f"def {fits}({q}: player, {k}: {en}) -> bool = {held}[{q}][{k}] < 3 and "
+                    f"{rate}({q}, {k}) > 0")
+        decl.append(f"def {tri}({x}: int) -> int = {x} // 4 + 1")
+        decl.append(f"def {duo}({a}: int, {b}: int) -> int = {a} // 3 + {b} // 5")
+        who, i, g, h = self.name("tw"), self.name("ti"), self.name("tg"), self.name("th")
+        mine = f"{own}[{who}]"
+        # the set of the unfolded test: `none` until the first drop, read unguarded now and
+        # then in programs with faults (it faults while the choices are listed)
+        unsafe = (f"{g} not in {maybe}" if faults and self.chance(0.5)
+                  else f"({maybe} == none or {g} not in {maybe})")
+        past = near + self.r.randint(1, 3) if faults and self.chance(0.4) else 0
+        # the argument after the checked one: may fault (a division by zz) in some programs
+        after = f"sum(7 // {zz} for {h} in players)" if faults and self.chance(0.5) else \
+            f"{pts}[{who}]"
+        reset_at = self.r.randint(3, 9)
+        choose = [
+            f"choose {who} {{",
+            f"  {self.name('op')}({g}: {en} in {pool}) when {g} not in {mine} and "
+            f"{g} not in {lock} and {fits}({who}, {g}) and "
+            f"{hoard}({who}, {g}) < {self.r.randint(5, 9)} {{",
+            f"    {pts}[{who}] += {rate}({who}, {g}) + {hoard}({who}, {g})",
+            f"    {held}[{who}][{g}] += 1",
+            f"    add {g} to {mine}",
+            f"    {pts}[{who}] += {owns}({who}, {g}, true) + {rate}({who}, {g})",
+            "  }",
+            f"  {self.name('op')}({g}: {en} in {mine}) when {g} in {lock} or "
+            f"{owns}({who}, {g}, false) > 1 {{",
+            f"    remove {g} from {mine}",
+            f"    {maybe} = {mine}",
+            f"    {pts}[{who}] += {owns}({who}, {g}, true)",
+            "  }",
+            f"  {self.name('op')}({g}: {en} in {pool}) when {g} not in {lock} and {unsafe} {{",
+            f"    add {g} to {lock}",
+            f"    {stock}[{g}] += 1",
+            f"    {pts}[{who}] += {rate}({who}, {g})",
+            "  }",
+            f"  {self.name('op')}({g}: {en}) when {rate}({who}, {g}) == 1 {{",
+            f"    {stock}[{g}] += 1",
+            f"    {held}[players[0]][{self.pick(members)}] += 1",
+            f"    {pts}[{who}] += {hoard}({who}, {g})",
+            "  }",
+            f"  {self.name('op')}() when {i} == {reset_at} {{",
+            f"    {held}[{who}] = [{g} => 0 for {g} in {en}]",
+            f"    {stock} = [{g} => 1 for {g} in {en}]",
+            f"    {lock} = {{}}",
+            f"    {pts}[{who}] += sum({hoard}({h}, {self.pick(members)}) for {h} in players)",
+            "  }",
+            f"  {self.name('op')}() {{",
+            f"    {pts}[{who}] = {tri}({big} + {past}) % 7 + "
+            f"{duo}({big} + {past}, {after}) % 5",
+            f"    {big} -= {self.r.randint(0, 3)}",
+            "  }",
+            f"  {self.name('op')}() {{",
+            f"    {pts}[{who}] += 1",
+            "  }",
+            "}"]
+        body = [f"let {who}: player = players[0]", f"let {i} = 0",
+                f"while {i} < {self.r.randint(6, 16)} {{",
+                *["  " + line for line in choose],
+                f"  {i} += 1",
+                f"  {who} = next_seat({who})",
+                "}"]
+        self.features |= {"tuple-keyed def", "domain filter", "argument check"}
+        return ["  " + line for line in body]
+
     def program(self) -> Case:
         out = [f"# random program, seed {self.seed}", f"game R{self.seed}"]
         self.lo_players = self.r.randint(1, 2)
@@ -1573,6 +1681,8 @@ class Gen:
         configs = self.configs()
         if self.chance(0.15):  # drawn after all the rest: the programs before are unchanged
             flow[1:1] = self.edge_decl(decl)
+        if self.chance(0.15):  # drawn after all the rest: the programs before are unchanged
+            flow[1:1] = self.tuple_decl(decl)
         text = "\n".join(out + decl + phases + standing + flow + tail) + "\n"
         return Case(self.seed, text, configs, set(self.features))
 

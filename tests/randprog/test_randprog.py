@@ -39,7 +39,7 @@ REQUIRED = {
     "phase re-entry in a loop", "fault: fail in def", "big int def", "fault: int limit",
     "domain def", "domain option", "path option", "set of bool", "wide peel",
     "and with kept def", "empty tests", "array item near the int limit",
-    "aggregate with an invariant operand",
+    "aggregate with an invariant operand", "tuple-keyed def", "domain filter", "argument check",
 }
 
 
