@@ -680,20 +680,33 @@ class ExprPrinter:
         return self.hoisted(level, c, row)
 
     def _keyed_call(self, e: ast.Call, d: ast.DefDecl, c: Ctx) -> str:
-        """A call of a def kept per argument (passes.py, plan_keyed_defs): the argument, then
-        the kept value, computed (inlined when the plan says so) and kept when missing."""
-        arg = self.nn(e.args[0], c)
-        if not is_simple(arg):
-            t = c.sink.tmp()
-            c.sink.emit(f"{t} = {arg}")
-            arg = t
-        key = ("def", d.name, (arg,))
+        """A call of a def kept per argument tuple (passes.py, plan_keyed_defs): the arguments
+        in order, then the kept value at their mixed-radix position, computed (inlined when the
+        plan says so) and kept when missing."""
+        kd = self.plan.keyed_defs[d.name]
+        args = []
+        for code in self.seq(c, [self._part_nn(a) for a in e.args]):
+            if not is_simple(code):
+                t = c.sink.tmp()
+                c.sink.emit(f"{t} = {code}")
+                code = t
+            args.append(code)
+        key = ("def", d.name, tuple(args))
         known = c.sink.recall(key)
         if known is not None:
             return known
+        # the position: each argument times its stride, constant arguments summed
+        terms, fixed = [], 0
+        for j, a in enumerate(args):
+            v = {"True": 1, "False": 0}.get(a, self.known_int(a))
+            if v is not None:
+                fixed += v * kd.stride(j)
+            else:
+                terms.append(f"{a} * {kd.stride(j)}" if kd.stride(j) > 1 else a)
+        at = " + ".join(terms + ([str(fixed)] if fixed or not terms else []))
         attr = f"s.c_{ident(d.name)}"
         h = c.hoist
-        new = f"[None] * {self.plan.keyed_defs[d.name].size}"
+        new = f"[None] * {kd.size}"
         if h is not None:
             # The list of kept values is fetched once, before the whole expression (or the
             # legal function's loops): nothing forgets it until the expression has run, so
@@ -716,17 +729,21 @@ class ExprPrinter:
             c.sink.emit(f"{kept} = {attr}")
             c.sink.emit(f"if {kept} is None:")
             c.sink.emit(f"    {kept} = {attr} = {new}")
+        if not is_simple(at):
+            ix = c.sink.tmp()
+            c.sink.emit(f"{ix} = {at}")
+            at = ix
         t = c.sink.tmp()
-        c.sink.emit(f"{t} = {kept}[{arg}]")
+        c.sink.emit(f"{t} = {kept}[{at}]")
         c.sink.emit(f"if {t} is None:")
         inner = c.sink.deeper()
         if d.name in self.plan.inline:
-            cc = Ctx({self.p.slots[d.params[0]]: arg}, inner,
+            cc = Ctx({self.p.slots[prm]: a for prm, a in zip(d.params, args)}, inner,
                      c.hoist and c.hoist.in_kept_branch())
             code = self.conv(d.body, cc, self.p.def_ret[d.name])
         else:
-            code = f"def_{ident(d.name)}(s, {arg})"
-        inner.emit(f"{t} = {kept}[{arg}] = {code}")
+            code = f"def_{ident(d.name)}({', '.join(['s', *args])})"
+        inner.emit(f"{t} = {kept}[{at}] = {code}")
         c.sink.memo[key] = t
         return t
 

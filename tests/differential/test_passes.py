@@ -20,6 +20,8 @@ PEEL = os.path.join(ROOT, "tests", "fixtures", "peel.rules")
 WIDE_PEEL = os.path.join(ROOT, "tests", "fixtures", "widepeel.rules")
 AND_TESTS = os.path.join(ROOT, "tests", "fixtures", "andtests.rules")
 KEYED = os.path.join(ROOT, "tests", "fixtures", "keyed.rules")
+TUPLE_KEYED = os.path.join(ROOT, "tests", "fixtures", "tuplekeyed.rules")
+FAULTS_TUPLE_KEYED = {"tuplekeyed.rules:30:39", "tuplekeyed.rules:34:41"}
 NONE_FACTS = os.path.join(ROOT, "tests", "fixtures", "nonefacts.rules")
 PUSHDOWN = os.path.join(ROOT, "tests", "fixtures", "pushdown.rules")
 PATH_ROWS = os.path.join(ROOT, "tests", "fixtures", "pathrows.rules")
@@ -231,6 +233,96 @@ def test_keyed_defs_are_used_and_forgotten():
     assert lines.count("s.c_heat = None") == 2 and lines.count("s.c_cost = None") == 2
     assert "self.c_heat = None" in lines  # set_vars
     assert "c.c_heat = None" in lines  # a clone starts without the list
+
+
+def _play_cloned(players: int, seed: int, path: str) -> tuple[int, str | None]:
+    """_play, but now and then both games go on as their clones (which start without the kept
+    values) or get new values through set_vars (the same on both; a fault there must be the
+    same too and change nothing)."""
+    a = rulelang.load(path, backend="interpreter").new_game(players)
+    b = rulelang.load(path, backend="compiled").new_game(players)
+    rng = random.Random(seed)
+    for step in range(2000):
+        assert snapshot(a) == snapshot(b), f"seed {seed} step {step}"
+        if a.is_terminal():
+            return step, None
+        roll = rng.random()
+        if roll < 0.15:
+            a, b = a.clone(), b.clone()
+        elif roll < 0.25:
+            new = {"stock": {k: rng.randrange(4) for k in ("Red", "Blue", "Green")}}
+            errs = []
+            for s in (a, b):
+                try:
+                    s.set_vars(new)
+                    errs.append(None)
+                except rulelang.RulesRuntimeError as exc:
+                    errs.append((exc.message, exc.location))
+            assert errs[0] == errs[1], f"seed {seed} step {step}: {errs}"
+            continue
+        k = rng.randrange(a.num_choices())
+        before = a.digest()
+        errs = []
+        for s in (a, b):
+            try:
+                s.apply_index(k)
+                errs.append(None)
+            except rulelang.RulesRuntimeError as exc:
+                errs.append((exc.message, exc.location))
+        assert errs[0] == errs[1], f"seed {seed} step {step}: {errs}"
+        if errs[0] is not None:
+            assert a.digest() == b.digest() == before
+            return step, errs[0][1]
+    raise AssertionError("no end")
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_tuple_keyed_defs_in_lockstep(players):
+    ends = {}
+    for seed in range(80):
+        _steps, where = _play_cloned(players, seed, TUPLE_KEYED)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at bonus(6) inside rate (take's or restock's `when`, listing
+    # the next decision, or their bodies) or inside owes (lend's `when` or body)
+    assert ends.get(None, 0) > 0
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == FAULTS_TUPLE_KEYED
+    assert sum(n for w, n in ends.items() if w is not None) > 5
+
+
+def test_tuple_keyed_defs_are_used_and_forgotten():
+    """hoard, rate, near, heat and owes are kept in one list per def, indexed by the
+    mixed-radix position of their arguments (plan_keyed_defs); a write forgets a run of the
+    list (the first parameter's argument), every n-th value (the last parameter's), the runs
+    of a cell and its neighbours, or every value (the middle parameter's, a parameter pair's,
+    an index that is not a plain local, a whole variable). fits, expanded in take's `when`,
+    is not kept."""
+    src = compile_program(rulelang.check_file(TUPLE_KEYED))
+    for name, size in (("hoard", 9), ("rate", 9), ("near", 18), ("heat", 36), ("owes", 9)):
+        assert f"s.c_{name} = [None] * {size}" in src
+        assert f"        self.c_{name} = None" in src  # set_vars
+        assert f"        c.c_{name} = None" in src  # a clone starts without the list
+    assert "c_fits" not in src
+    lines = [line.strip() for line in src.splitlines()]
+
+    def count(pattern: str) -> int:
+        return sum(1 for line in lines if re.fullmatch(pattern, line))
+    # take's held[p][k] and reset's held[p]: p's run in hoard and rate
+    assert count(r"_t\d+\[s\.l_p \* 3:s\.l_p \* 3 \+ 3\] = \[None\] \* 3") == 4
+    # restock's stock[k] and refill's loop over stock: every third value of rate and near
+    assert count(r"_t\d+\[(s\.l_k_2|v_k_3)::3\] = \[None\] \* 3") == 2
+    assert count(r"_t\d+\[(s\.l_k_2|v_k_3)::3\] = \[None\] \* 6") == 2
+    # paint's mark[c]: c's run in near and its neighbours'; heat (mark at its middle) all
+    assert count(r"_t\d+\[s\.l_c_2 \* 3:s\.l_c_2 \* 3 \+ 3\] = \[None\] \* 3") == 1
+    assert count(r"for _t\d+ in NEIGHBORS_Cell\[s\.l_c_2\]:") == 1
+    # writes of pts[p] (pts[q]): p's run of heat (12 = 6 cells x 2)
+    assert count(r"_t\d+\[s\.l_(p|q) \* 12:s\.l_(p|q) \* 12 \+ 12\] = \[None\] \* 12") > 4
+    # lend's debt[p][q] (owes reads debt at both parameters), paint's and reset's mark, and
+    # refill's held[players[0]][Blue] forget every value
+    assert lines.count("s.c_owes = None") == 1
+    assert lines.count("s.c_heat = None") == 2
+    assert lines.count("s.c_hoard = None") == 1
+    assert count(r"_t\d+ = _l_p \* 12 \+ v_c_4 \* 2 \+ 1") == 1  # a constant folded
 
 
 @pytest.mark.parametrize("players", [2, 3])
