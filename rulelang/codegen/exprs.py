@@ -704,6 +704,8 @@ class ExprPrinter:
             else:
                 terms.append(f"{a} * {kd.stride(j)}" if kd.stride(j) > 1 else a)
         at = " + ".join(terms + ([str(fixed)] if fixed or not terms else []))
+        if len(terms) == 1 and not fixed:
+            at = terms[0]  # (a simple argument stays simple)
         attr = f"s.c_{ident(d.name)}"
         h = c.hoist
         new = f"[None] * {kd.size}"
@@ -729,7 +731,7 @@ class ExprPrinter:
             c.sink.emit(f"{kept} = {attr}")
             c.sink.emit(f"if {kept} is None:")
             c.sink.emit(f"    {kept} = {attr} = {new}")
-        if not is_simple(at):
+        if terms and not is_simple(at):
             ix = c.sink.tmp()
             c.sink.emit(f"{ix} = {at}")
             at = ix
