@@ -173,13 +173,16 @@ class ExprPrinter:
             return f"SMALL_BITS[{code}]"
         return f"bits({strip_parens(code)})"
 
-    def set_walk(self, e, c: Ctx, var) -> tuple[list[str], list[str]] | None:
+    def set_walk(self, e, c: Ctx, var, refine=None) -> tuple[list[str], list[str]] | None:
         """A walk over the members of the set e by peeling off its lowest member (passes.py,
         plan_peel_sets): (the lines heading the loop, the lines starting its body), or None when
-        the plan keeps a `for` over iter_code's members. c.sink receives what the mask needs."""
+        the plan keeps a `for` over iter_code's members. c.sink receives what the mask needs.
+        refine(mask, c): the mask actually walked (a domain's filters, plan_domain_filters)."""
         if id(e) not in self.plan.peel:
             return None
         mask = self.nn(e, c)
+        if refine is not None:
+            mask = refine(mask, c)
         m, b = c.sink.tmp(), c.sink.tmp()
         return ([f"{m} = {strip_parens(mask)}", f"while {m}:"],
                 [f"{b} = {m} & -{m}", f"{m} ^= {b}", f"{var} = {b}.bit_length() - 1"])

@@ -72,6 +72,9 @@ class OptionPlan:
     # an expanded def's parameter: the option-scope expression it stands for})
     placed: dict[int, list[tuple[object, bool, dict, dict]]]
     small_domain: int | None  # one enum/bool/player parameter: a table of its pairs
+    # leading `x in S` / `x not in S` tests of a set domain's own parameter x, folded into the
+    # domain's mask (plan_domain_filters): level -> [(S, keep members of S, rename)]
+    filters: dict[int, list[tuple[object, bool, dict]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -454,6 +457,53 @@ def _plan_option(an, opt: ast.Option, keep=frozenset()) -> OptionPlan:
             placed[level - 1].append((a, True, first, rn))
         placed[level].append((a, brk, {}, rn))
     return OptionPlan(domains, unsafe, size, placed, an.small_domain(opt))
+
+
+def plan_domain_filters(an, plan: Plan) -> None:
+    """An option parameter x walking a set domain D whose first `when` tests at its loop
+    level are `x not in S` (or `x in S`), S a set that cannot fault, read from what is bound
+    outside that loop: the loop walks `D & ~S` (`D & S`) and the tests are dropped. Power
+    Grid's build(c: City in in_play) when can_build(p, c) ..., whose first part is `c not in
+    network[p]`: the cities already built are not walked at all. Safe: for a member of S the
+    test was false, so nothing after it ran for that member (the tests before it at this level
+    are none, and those outside the loop do not depend on x); for the others it was true and
+    changed nothing; S is evaluated once before the loop, where it has the same value (a
+    listing changes no state) and cannot fault, even when D is empty."""
+    for pc in an.low.pauses:
+        ins = an.low.code[pc]
+        if isinstance(ins, ChooseAt):
+            for oi, opt in enumerate(ins.node.options):
+                _domain_filters(an, opt, plan.options[(pc, oi)])
+    flat = [opt for sd in an.p.standing for opt in sd.options]
+    for j, opt in enumerate(flat):
+        _domain_filters(an, opt, plan.options[("standing", -1 - j)])
+
+
+def _domain_filters(an, opt: ast.Option, op: OptionPlan) -> None:
+    levels = {an.p.slots[prm]: i for i, prm in enumerate(opt.params)}
+    for i, prm in enumerate(opt.params):
+        if op.domains[i].kind != "set":
+            continue
+        own = an.p.slots[prm]
+        tests = op.placed[i]
+        while tests:
+            a, brk, sub, rn = tests[0]
+            if brk or sub or not isinstance(a, ast.BinOp) or a.op not in ("in", "not in") \
+                    or not isinstance(a.left, ast.Name):
+                break
+            ref = an.p.refs.get(a.left, ("",))
+            if ref[0] != "local":
+                break
+            x = rn.get(ref[1], ref[1])
+            if isinstance(x, ast.Name):
+                x = an.p.refs.get(x, ("", ""))[1] if an.p.refs.get(x, ("",))[0] == "local" else ""
+            st = an.t(a.right)
+            if x != own or st.kind != "set" or not an._ok(a.right) \
+                    or any(levels.get(s, -1) >= i for s in _free_in(an, a.right, rn)):
+                break
+            if a.op == "not in" or _canon(an, a.right, rn) != _canon(an, prm.domain, {}):
+                op.filters.setdefault(i, []).append((a.right, a.op == "in", rn))
+            tests.pop(0)  # (x in D itself: true for every member walked)
 
 
 def plan_reused_any(an, plan: Plan) -> None:
@@ -1149,8 +1199,8 @@ def _ways_into(code) -> dict[int, int]:
 
 
 PASSES = (plan_int_ranges, plan_inlining, plan_dense_tables, plan_phase_sets, plan_cached_defs,
-          plan_keyed_defs, plan_options, plan_reused_any, plan_mask_patterns, plan_flow,
-          plan_resume_in_apply, plan_shared_any, plan_peel_sets, plan_path_rows,
+          plan_keyed_defs, plan_options, plan_domain_filters, plan_reused_any, plan_mask_patterns,
+          plan_flow, plan_resume_in_apply, plan_shared_any, plan_peel_sets, plan_path_rows,
           plan_member_removes, plan_bounded_updates)
 
 

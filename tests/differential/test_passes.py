@@ -21,6 +21,7 @@ WIDE_PEEL = os.path.join(ROOT, "tests", "fixtures", "widepeel.rules")
 AND_TESTS = os.path.join(ROOT, "tests", "fixtures", "andtests.rules")
 KEYED = os.path.join(ROOT, "tests", "fixtures", "keyed.rules")
 TUPLE_KEYED = os.path.join(ROOT, "tests", "fixtures", "tuplekeyed.rules")
+DOMAIN_FILTERS = os.path.join(ROOT, "tests", "fixtures", "domainfilters.rules")
 FAULTS_TUPLE_KEYED = {"tuplekeyed.rules:30:39", "tuplekeyed.rules:34:41"}
 NONE_FACTS = os.path.join(ROOT, "tests", "fixtures", "nonefacts.rules")
 PUSHDOWN = os.path.join(ROOT, "tests", "fixtures", "pushdown.rules")
@@ -235,10 +236,10 @@ def test_keyed_defs_are_used_and_forgotten():
     assert "c.c_heat = None" in lines  # a clone starts without the list
 
 
-def _play_cloned(players: int, seed: int, path: str) -> tuple[int, str | None]:
+def _play_cloned(players: int, seed: int, path: str, new_vars) -> tuple[int, str | None]:
     """_play, but now and then both games go on as their clones (which start without the kept
-    values) or get new values through set_vars (the same on both; a fault there must be the
-    same too and change nothing)."""
+    values) or get new values through set_vars (new_vars(rng, players): the same on both; a
+    fault there must be the same too and change nothing)."""
     a = rulelang.load(path, backend="interpreter").new_game(players)
     b = rulelang.load(path, backend="compiled").new_game(players)
     rng = random.Random(seed)
@@ -250,7 +251,7 @@ def _play_cloned(players: int, seed: int, path: str) -> tuple[int, str | None]:
         if roll < 0.15:
             a, b = a.clone(), b.clone()
         elif roll < 0.25:
-            new = {"stock": {k: rng.randrange(4) for k in ("Red", "Blue", "Green")}}
+            new = new_vars(rng, players)
             errs = []
             for s in (a, b):
                 try:
@@ -280,7 +281,8 @@ def _play_cloned(players: int, seed: int, path: str) -> tuple[int, str | None]:
 def test_tuple_keyed_defs_in_lockstep(players):
     ends = {}
     for seed in range(80):
-        _steps, where = _play_cloned(players, seed, TUPLE_KEYED)
+        _steps, where = _play_cloned(players, seed, TUPLE_KEYED, lambda rng, n: {
+            "stock": {k: rng.randrange(4) for k in ("Red", "Blue", "Green")}})
         ends[where] = ends.get(where, 0) + 1
     # games end normally, or at bonus(6) inside rate (take's or restock's `when`, listing
     # the next decision, or their bodies) or inside owes (lend's `when` or body)
@@ -323,6 +325,39 @@ def test_tuple_keyed_defs_are_used_and_forgotten():
     assert lines.count("s.c_heat = None") == 2
     assert lines.count("s.c_hoard = None") == 1
     assert count(r"_t\d+ = _l_p \* 12 \+ v_c_4 \* 2 \+ 1") == 1  # a constant folded
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_domain_filters_in_lockstep(players):
+    ends = {}
+    for seed in range(80):
+        _steps, where = _play_cloned(players, seed, DOMAIN_FILTERS, lambda rng, n: {
+            "banned": [g for g in ("Ruby", "Jade", "Opal", "Onyx") if rng.random() < 0.3],
+            "bonus": [rng.randrange(3) for _ in range(n)]})
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at worth(13) in swap's or take's `when` (listing the next
+    # decision), or at players[2] in give's (two players only)
+    assert ends.get(None, 0) > 0
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == ({"domainfilters.rules:37:33", "domainfilters.rules:32:66",
+                       "domainfilters.rules:48:49"} if players == 2
+                      else {"domainfilters.rules:37:33"})
+
+
+def test_domain_filters_are_used():
+    """take walks open minus mine[p] and banned (its `g in open` dropped), trade folds one test
+    per level, swap and give keep their tests (plan_domain_filters)."""
+    src = compile_program(rulelang.check_file(DOMAIN_FILTERS))
+    legal = src[src.index("def legal_take(s):"):src.index("def text_take(")]
+    lines = [line.strip() for line in legal.splitlines()]
+    assert "for v_g in SMALL_BITS[_v_open & ~_v_mine[_l_p] & ~_v_banned]:" in lines
+    assert "_v_open) == 0)" not in legal
+    assert "for v_g_2 in SMALL_BITS[_v_open]:" in lines
+    assert "if (((1 << v_g_2) & _t3) != 0):" in lines
+    assert "for v_g_3 in SMALL_BITS[_v_mine[_l_p] & ~(_v_mine[((_l_p) + 1) % s.n])]:" in lines
+    assert "for v_h in SMALL_BITS[_v_open & ~_v_links[v_g_3]]:" in lines
+    assert "for v_g_4 in SMALL_BITS[_v_mine[_l_p]]:" in lines
+    assert "if (((1 << v_g_4) & _v_links[v_g_4]) != 0):" in lines
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -427,13 +462,14 @@ def test_path_rows_are_used():
     src = compile_program(rulelang.check_file(PATH_ROWS))
     legal = src[src.index("def legal_claim(s):"):src.index("def text_claim(")]
     lines = [line.strip() for line in legal.splitlines()]
-    loop = lines.index("for v_c in SMALL_BITS[_v_open]:")
-    assert "_t3 = path_row(GRAPH_Roads, _v_held[_l_p], _v_open)" in lines[:loop]
-    assert "v_link__cost = _t3.get(v_c)" in lines[loop:]
+    # (the cities held are not walked: plan_domain_filters)
+    loop = lines.index("for v_c in SMALL_BITS[_v_open & ~_v_held[_l_p]]:")
+    assert "_t2 = path_row(GRAPH_Roads, _v_held[_l_p], _v_open)" in lines[:loop]
+    assert "v_link__cost = _t2.get(v_c)" in lines[loop:]
     assert "raise RulesRuntimeError('no road to the city', AT_26_5)" in lines[loop:]
     assert "def_link(" not in legal and "path_cost(" not in legal
     # after `if cost == none { fail ... }`, cost is not none: no check where it is returned
-    assert "not_none(v_link__cost" not in src and "_t2 = v_link__cost" in lines[loop:]
+    assert "not_none(v_link__cost" not in src and "_t1 = v_link__cost" in lines[loop:]
 
 
 def test_path_rows_on_power_grid():
