@@ -757,17 +757,30 @@ class ExprPrinter:
         first, in order, then the body with the parameters bound to them. An expression body
         cannot change its arguments, so list arguments need no copy."""
         parts = []
-        for a, f in zip(e.args, d.params):
+        # a plain int argument that may have grown, with nothing after it that can fault: its
+        # limit check is printed inline where it is bound (two comparisons, not a call of
+        # bounded; the same fault at the same point, the arguments after it being safe)
+        checked = set()
+        for i, (a, f) in enumerate(zip(e.args, d.params)):
             want = self.p.slot_types[self.p.slots[f]]
             part = self._part_ex(a) if want.kind in ("opt", "none", "any") else self._part_nn(a)
             if self.may_exceed(a):
-                part = ((lambda cc, fn=part[0], a=a: self.kept(a, fn(cc))), False)
+                if want.kind == "int" and not self.fits(a, self._int_env) and all(
+                        self.safe(b) and not self.may_exceed(b) for b in e.args[i + 1:]):
+                    checked.add(i)
+                else:
+                    part = ((lambda cc, fn=part[0], a=a: self.kept(a, fn(cc))), False)
             parts.append(part)
         codes = self.seq(c, parts)
         py = {}
         levels = {}  # parameters bound to plain names: the loop level of what they name
-        for a, f, code in zip(e.args, d.params, codes):
-            if not is_simple(code):
+        for i, (a, f, code) in enumerate(zip(e.args, d.params, codes)):
+            if i in checked:
+                t = c.sink.tmp()
+                c.sink.emit(f"{t} = {strip_parens(code)}")
+                self.check_after(a, c, t)
+                code = Code(t, simple=True)
+            elif not is_simple(code):
                 t = c.sink.tmp()
                 c.sink.emit(f"{t} = {code}")
                 code = t

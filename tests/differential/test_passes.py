@@ -21,6 +21,7 @@ WIDE_PEEL = os.path.join(ROOT, "tests", "fixtures", "widepeel.rules")
 AND_TESTS = os.path.join(ROOT, "tests", "fixtures", "andtests.rules")
 KEYED = os.path.join(ROOT, "tests", "fixtures", "keyed.rules")
 TUPLE_KEYED = os.path.join(ROOT, "tests", "fixtures", "tuplekeyed.rules")
+ARG_CHECKS = os.path.join(ROOT, "tests", "fixtures", "argchecks.rules")
 DOMAIN_FILTERS = os.path.join(ROOT, "tests", "fixtures", "domainfilters.rules")
 FAULTS_TUPLE_KEYED = {"tuplekeyed.rules:30:39", "tuplekeyed.rules:34:41"}
 NONE_FACTS = os.path.join(ROOT, "tests", "fixtures", "nonefacts.rules")
@@ -793,6 +794,42 @@ def test_bounded_updates_at_the_limit(x, action, fault):
             assert s.digest() == before
             out.append((os.path.basename(exc.location), None))
     assert out[0] == out[1] and out[0][0] == fault
+
+
+@pytest.mark.parametrize("x", [10 ** 100 - 1, -(10 ** 100 - 1), 5])
+@pytest.mark.parametrize("action, fault", [
+    ("zero()", "argchecks.rules:25:26"), ("one()", "argchecks.rules:28:23"),
+    ("two()", "argchecks.rules:31:26"), ("three()", "argchecks.rules:34:23"),
+    ("four()", "argchecks.rules:37:23")])
+def test_argument_checks_at_the_limit(x, action, fault):
+    """x + x bound to an expanded def's int parameter faults at the int limit where it is
+    written, before a sum of 7 // k (k = 0) after it, on both back ends, with the state
+    untouched; a small x plays the same (three faults at 7 // 0 then)."""
+    out = []
+    for backend in ("interpreter", "compiled"):
+        s = rulelang.load(ARG_CHECKS, backend=backend).new_game(2)
+        s.set_vars({"x": x, "k": 0})
+        before = s.digest()
+        try:
+            s.apply(action)
+            out.append((None, s.digest()))
+        except rulelang.RulesRuntimeError as exc:
+            assert s.digest() == before
+            out.append((os.path.basename(exc.location), exc.message))
+    small = "argchecks.rules:34:34" if action == "three()" else None
+    assert out[0] == out[1] and out[0][0] == (fault if abs(x) > 5 else small)
+
+
+def test_argument_checks_are_inline():
+    """The checks of x + x are two comparisons where it is bound, except three's first
+    argument (a sum of 7 // k after it may fault): a call of bounded there."""
+    src = compile_program(rulelang.check_file(ARG_CHECKS))
+    lines = [line.strip() for line in src.splitlines()]
+    for at in ("25_26", "28_23", "31_26", "37_23"):
+        i = lines.index(f"fault_int_limit(LIMIT_INT, AT_{at})")
+        assert re.fullmatch(r"if not LIMIT_INT_MIN <= _t\d+ <= LIMIT_INT:", lines[i - 1])
+    three = r"_t\d+ = bounded\(\(_v_x \+ _v_x\), LIMIT_INT, AT_34_23\)"
+    assert sum(1 for line in lines if re.fullmatch(three, line)) == 1
 
 
 def test_always_listed_option():
