@@ -778,10 +778,10 @@ def plan_keyed_defs(an, plan: Plan) -> None:
     call that faults keeps nothing (the next call faults again, as in the interpreter).
 
     Not kept: a bool def that plan_options expands in an option's `when` (Power Grid's
-    may_take(p, x), Automobile's can_build): expanded, its parts are tested at the loop level
-    of what each reads, and those the domain already guarantees are dropped, where a kept
-    value is asked only once every argument is bound and costs a lookup even when the test is
-    one comparison of a folded parameter."""
+    may_take(p, x), tests/fixtures/pushdown.rules' reach(p, c)): expanded, its parts are
+    tested at the loop level of what each reads, and those the domain already guarantees are
+    dropped, where a kept value is asked only once every argument is bound and costs a lookup
+    even when the test is one comparison of a folded parameter."""
     calls: dict[str, int] = {}
     for node in _all_nodes(an.p.module.decls):
         if isinstance(node, ast.Call) and an.p.refs.get(node, ("",))[0] == "def":
