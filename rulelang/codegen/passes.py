@@ -155,11 +155,30 @@ def plan_inlining(an, plan: Plan) -> None:
     def changes no state, and its arguments are evaluated first, in order, as in a call.
     (Its parameters bound to plain names keep the loop level of those names, for
     plan_path_rows only: hoisting the rest of the body too cost more than it saved, 0.99x
-    on Poder and Automobile, since it also computes parts an `and` would have skipped.)"""
+    on Poder and Automobile, since it also computes parts an `and` would have skipped.)
+    A call of a def whose value the state keeps (plan_cached_defs, plan_keyed_defs: those
+    passes run first) counts as a call, not as its body: where it is expanded, it is asked for
+    the kept value (Power Grid's fits_with(p, r, extra), five calls of store(p, k))."""
+    keep = frozenset(plan.cached_defs) | frozenset(plan.keyed_defs)
     for d in an.p.defs.values():
-        if an.def_size(d) <= INLINE_NODES and (
+        size = an.def_size(d) - _kept_bodies(an, d.body, keep, frozenset({d.name}))
+        if size <= INLINE_NODES and (
                 not isinstance(d.body, ast.Block) or _structured(d.body.stmts)):
             plan.inline.add(d.name)
+
+
+def _kept_bodies(an, node, keep: frozenset, seen: frozenset) -> int:
+    """The nodes that Analysis.size counts in node for the bodies of kept defs it calls,
+    directly or through the defs it calls (plan_inlining)."""
+    n = 0
+    for x in _all_nodes(node):
+        if isinstance(x, ast.Call) and an.p.refs.get(x, ("",))[0] == "def" and x.name not in seen:
+            callee = an.p.defs[x.name]
+            if x.name in keep:
+                n += an.def_size(callee)
+            else:
+                n += _kept_bodies(an, callee.body, keep, seen | {x.name})
+    return n
 
 
 def plan_dense_tables(an, plan: Plan) -> None:
@@ -1198,8 +1217,8 @@ def _ways_into(code) -> dict[int, int]:
     return ways
 
 
-PASSES = (plan_int_ranges, plan_inlining, plan_dense_tables, plan_phase_sets, plan_cached_defs,
-          plan_keyed_defs, plan_options, plan_domain_filters, plan_reused_any, plan_mask_patterns,
+PASSES = (plan_int_ranges, plan_dense_tables, plan_phase_sets, plan_cached_defs, plan_keyed_defs,
+          plan_inlining, plan_options, plan_domain_filters, plan_reused_any, plan_mask_patterns,
           plan_flow, plan_resume_in_apply, plan_shared_any, plan_peel_sets, plan_path_rows,
           plan_member_removes, plan_bounded_updates)
 

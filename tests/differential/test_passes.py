@@ -328,6 +328,21 @@ def test_tuple_keyed_defs_are_used_and_forgotten():
     assert count(r"_t\d+ = _l_p \* 12 \+ v_c_4 \* 2 \+ 1") == 1  # a constant folded
 
 
+def test_keyed_defs_on_power_grid():
+    """Power Grid's store(p, k) and unit_price(p, r) are kept per argument pair; a plant
+    bought forgets p's run of store; fits_with, whose five calls of store count as calls, is
+    expanded in the buy listing (plan_inlining), where each asks the kept list."""
+    src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "powergrid.rules")))
+    assert "s.c_store = [None] * 42" in src and "s.c_unit_price = [None] * 24" in src
+    assert re.search(r"_t\d+\[s\.l_bidding__leader \* 7:s\.l_bidding__leader \* 7 \+ 7\] "
+                     r"= \[None\] \* 7", src)
+    legal = src[src.index("def legal_buy(s):"):src.index("def text_buy(")]
+    kept = re.search(r"(_t\d+) = s\.c_store\n", legal).group(1)
+    # five asks, each a read and (when missing) a store
+    assert "def_fits_with(" not in legal and legal.count(f"{kept}[_t") == 10
+    assert "c_may_take" not in src  # (expanded in the auction's `when`)
+
+
 @pytest.mark.parametrize("players", [2, 3])
 def test_domain_filters_in_lockstep(players):
     ends = {}
