@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.support import (
@@ -15,6 +17,7 @@ from rulelang.codegen.support import (
     is_simple,
     is_true,
     slot_attr,
+    strip_parens,
 )
 from rulelang.lower import (
     ChanceAt,
@@ -324,9 +327,15 @@ class DecisionPrinter:
         for i in range(m):
             sk = here(scope)
             dc = Ctx(c.py, sk, _Hoist(hoist_levels, levels, i - 1, shared))
-            walk = self.set_walk(opt.params[i].domain, dc, names[i]) \
+            refine = self._domain_refiner(op.filters[i], c.py) if op.filters.get(i) else None
+            walk = self.set_walk(opt.params[i].domain, dc, names[i], refine) \
                 if op.domains[i].kind == "set" else None
-            if walk is None:
+            if walk is None and refine is not None:
+                dom = self.members(self.t(opt.params[i].domain),
+                                   refine(self.nn(opt.params[i].domain, dc), dc))
+                lines.extend(sk.lines)
+                lines.append("    " * ind + f"for {names[i]} in {dom}:")
+            elif walk is None:
                 dom = doms[i](dc)
                 lines.extend(sk.lines)
                 lines.append("    " * ind + f"for {names[i]} in {dom}:")
@@ -359,6 +368,18 @@ class DecisionPrinter:
             lines[pos:pos] = sk.lines
         return lines
 
+
+    def _domain_refiner(self, filters: list, py: dict):
+        """The mask of a set domain with the `in` / `not in` tests folded into it
+        (passes.plan_domain_filters): each set S evaluated before the loop, ANDed (or its
+        complement ANDed) into the mask."""
+        def refine(mask: str, cc: Ctx) -> str:
+            parts = [_operand(mask)]
+            for s, keep, rn in filters:
+                code = self._conjunct(s, rn, py, {}, cc.sink, cc.hoist, self.ex)
+                parts.append(("" if keep else "~") + _operand(code))
+            return Code(" & ".join(parts))
+        return refine
 
     def _conjunct(self, a, rn: dict, py: dict, sub: dict, sk: Sink, hoist: _Hoist, emit) -> str:
         """The code of one placed `when` conjunct (emit: ex or ex_not). A conjunct from an
@@ -531,3 +552,10 @@ class DecisionPrinter:
         apply_lines.extend(self.resume_lines(str(pc + 1)))
         out += ["", "", f"def apply_{c_name}(s, acts, k):  # rules:{line}", *apply_lines]
         return out
+
+
+def _operand(code: str) -> str:
+    """code as an operand of `&` or `~`: a name or a subscript as it is, else parenthesised."""
+    if re.fullmatch(r"[\w.]+(\[[\w.]+\])*", code):
+        return code
+    return f"({strip_parens(code)})"

@@ -173,13 +173,16 @@ class ExprPrinter:
             return f"SMALL_BITS[{code}]"
         return f"bits({strip_parens(code)})"
 
-    def set_walk(self, e, c: Ctx, var) -> tuple[list[str], list[str]] | None:
+    def set_walk(self, e, c: Ctx, var, refine=None) -> tuple[list[str], list[str]] | None:
         """A walk over the members of the set e by peeling off its lowest member (passes.py,
         plan_peel_sets): (the lines heading the loop, the lines starting its body), or None when
-        the plan keeps a `for` over iter_code's members. c.sink receives what the mask needs."""
+        the plan keeps a `for` over iter_code's members. c.sink receives what the mask needs.
+        refine(mask, c): the mask actually walked (a domain's filters, plan_domain_filters)."""
         if id(e) not in self.plan.peel:
             return None
         mask = self.nn(e, c)
+        if refine is not None:
+            mask = refine(mask, c)
         m, b = c.sink.tmp(), c.sink.tmp()
         return ([f"{m} = {strip_parens(mask)}", f"while {m}:"],
                 [f"{b} = {m} & -{m}", f"{m} ^= {b}", f"{var} = {b}.bit_length() - 1"])
@@ -680,20 +683,35 @@ class ExprPrinter:
         return self.hoisted(level, c, row)
 
     def _keyed_call(self, e: ast.Call, d: ast.DefDecl, c: Ctx) -> str:
-        """A call of a def kept per argument (passes.py, plan_keyed_defs): the argument, then
-        the kept value, computed (inlined when the plan says so) and kept when missing."""
-        arg = self.nn(e.args[0], c)
-        if not is_simple(arg):
-            t = c.sink.tmp()
-            c.sink.emit(f"{t} = {arg}")
-            arg = t
-        key = ("def", d.name, (arg,))
+        """A call of a def kept per argument tuple (passes.py, plan_keyed_defs): the arguments
+        in order, then the kept value at their mixed-radix position, computed (inlined when the
+        plan says so) and kept when missing."""
+        kd = self.plan.keyed_defs[d.name]
+        args = []
+        for code in self.seq(c, [self._part_nn(a) for a in e.args]):
+            if not is_simple(code):
+                t = c.sink.tmp()
+                c.sink.emit(f"{t} = {code}")
+                code = t
+            args.append(code)
+        key = ("def", d.name, tuple(args))
         known = c.sink.recall(key)
         if known is not None:
             return known
+        # the position: each argument times its stride, constant arguments summed
+        terms, fixed = [], 0
+        for j, a in enumerate(args):
+            v = {"True": 1, "False": 0}.get(a, self.known_int(a))
+            if v is not None:
+                fixed += v * kd.stride(j)
+            else:
+                terms.append(f"{a} * {kd.stride(j)}" if kd.stride(j) > 1 else a)
+        at = " + ".join(terms + ([str(fixed)] if fixed or not terms else []))
+        if len(terms) == 1 and not fixed:
+            at = terms[0]  # (a simple argument stays simple)
         attr = f"s.c_{ident(d.name)}"
         h = c.hoist
-        new = f"[None] * {self.plan.keyed_defs[d.name].size}"
+        new = f"[None] * {kd.size}"
         if h is not None:
             # The list of kept values is fetched once, before the whole expression (or the
             # legal function's loops): nothing forgets it until the expression has run, so
@@ -716,17 +734,21 @@ class ExprPrinter:
             c.sink.emit(f"{kept} = {attr}")
             c.sink.emit(f"if {kept} is None:")
             c.sink.emit(f"    {kept} = {attr} = {new}")
+        if terms and not is_simple(at):
+            ix = c.sink.tmp()
+            c.sink.emit(f"{ix} = {at}")
+            at = ix
         t = c.sink.tmp()
-        c.sink.emit(f"{t} = {kept}[{arg}]")
+        c.sink.emit(f"{t} = {kept}[{at}]")
         c.sink.emit(f"if {t} is None:")
         inner = c.sink.deeper()
         if d.name in self.plan.inline:
-            cc = Ctx({self.p.slots[d.params[0]]: arg}, inner,
+            cc = Ctx({self.p.slots[prm]: a for prm, a in zip(d.params, args)}, inner,
                      c.hoist and c.hoist.in_kept_branch())
             code = self.conv(d.body, cc, self.p.def_ret[d.name])
         else:
-            code = f"def_{ident(d.name)}(s, {arg})"
-        inner.emit(f"{t} = {kept}[{arg}] = {code}")
+            code = f"def_{ident(d.name)}({', '.join(['s', *args])})"
+        inner.emit(f"{t} = {kept}[{at}] = {code}")
         c.sink.memo[key] = t
         return t
 
@@ -735,17 +757,30 @@ class ExprPrinter:
         first, in order, then the body with the parameters bound to them. An expression body
         cannot change its arguments, so list arguments need no copy."""
         parts = []
-        for a, f in zip(e.args, d.params):
+        # a plain int argument that may have grown, with nothing after it that can fault: its
+        # limit check is printed inline where it is bound (two comparisons, not a call of
+        # bounded; the same fault at the same point, the arguments after it being safe)
+        checked = set()
+        for i, (a, f) in enumerate(zip(e.args, d.params)):
             want = self.p.slot_types[self.p.slots[f]]
             part = self._part_ex(a) if want.kind in ("opt", "none", "any") else self._part_nn(a)
             if self.may_exceed(a):
-                part = ((lambda cc, fn=part[0], a=a: self.kept(a, fn(cc))), False)
+                if want.kind == "int" and not self.fits(a, self._int_env) and all(
+                        self.safe(b) and not self.may_exceed(b) for b in e.args[i + 1:]):
+                    checked.add(i)
+                else:
+                    part = ((lambda cc, fn=part[0], a=a: self.kept(a, fn(cc))), False)
             parts.append(part)
         codes = self.seq(c, parts)
         py = {}
         levels = {}  # parameters bound to plain names: the loop level of what they name
-        for a, f, code in zip(e.args, d.params, codes):
-            if not is_simple(code):
+        for i, (a, f, code) in enumerate(zip(e.args, d.params, codes)):
+            if i in checked:
+                t = c.sink.tmp()
+                c.sink.emit(f"{t} = {strip_parens(code)}")
+                self.check_after(a, c, t)
+                code = Code(t, simple=True)
+            elif not is_simple(code):
                 t = c.sink.tmp()
                 c.sink.emit(f"{t} = {code}")
                 code = t

@@ -72,16 +72,37 @@ class OptionPlan:
     # an expanded def's parameter: the option-scope expression it stands for})
     placed: dict[int, list[tuple[object, bool, dict, dict]]]
     small_domain: int | None  # one enum/bool/player parameter: a table of its pairs
+    # leading `x in S` / `x not in S` tests of a set domain's own parameter x, folded into the
+    # domain's mask (plan_domain_filters): level -> [(S, keep members of S, rename)]
+    filters: dict[int, list[tuple[object, bool, dict]]] = field(default_factory=dict)
 
 
 @dataclass
 class KeyedDef:
-    """A def with one enum parameter whose values are kept per argument (plan_keyed_defs)."""
+    """A def whose parameters all have small finite types, its values kept per argument tuple
+    (plan_keyed_defs)."""
 
-    enum: str  # the parameter's enum (the keys: its members)
-    size: int  # its number of members
-    # state variable -> (read at the argument itself, read at the argument's neighbours)
-    deps: dict[str, tuple[bool, bool]]
+    sizes: tuple[int, ...]  # each parameter's number of values: the radix of its digit
+    enums: tuple[str | None, ...]  # each parameter's enum (None: a player or a bool)
+    # state variable -> (the parameter that indexes it (-1: several do, a write forgets every
+    # value), read at the argument itself, read at the argument's neighbours)
+    deps: dict[str, tuple[int, bool, bool]]
+
+    @property
+    def size(self) -> int:
+        """The length of the flat list of kept values: every argument tuple."""
+        n = 1
+        for k in self.sizes:
+            n *= k
+        return n
+
+    def stride(self, j: int) -> int:
+        """How far apart in the flat list two values of parameter j are (mixed radix, the
+        first parameter the most significant digit)."""
+        n = 1
+        for k in self.sizes[j + 1:]:
+            n *= k
+        return n
 
 
 @dataclass
@@ -110,7 +131,7 @@ class Plan:
     # parameterless defs whose value is kept on the state until a state variable they read is
     # written (plan_cached_defs): def name -> those variables
     cached_defs: dict[str, frozenset] = field(default_factory=dict)
-    # defs of one enum parameter kept per argument (plan_keyed_defs): def name -> how
+    # defs of small finite parameters kept per argument tuple (plan_keyed_defs): def name -> how
     keyed_defs: dict[str, KeyedDef] = field(default_factory=dict)
     # set expressions walked by peeling off the lowest member (plan_peel_sets): id(node)
     peel: set[int] = field(default_factory=set)
@@ -134,11 +155,30 @@ def plan_inlining(an, plan: Plan) -> None:
     def changes no state, and its arguments are evaluated first, in order, as in a call.
     (Its parameters bound to plain names keep the loop level of those names, for
     plan_path_rows only: hoisting the rest of the body too cost more than it saved, 0.99x
-    on Poder and Automobile, since it also computes parts an `and` would have skipped.)"""
+    on Poder and Automobile, since it also computes parts an `and` would have skipped.)
+    A call of a def whose value the state keeps (plan_cached_defs, plan_keyed_defs: those
+    passes run first) counts as a call, not as its body: where it is expanded, it is asked for
+    the kept value (Power Grid's fits_with(p, r, extra), five calls of store(p, k))."""
+    keep = frozenset(plan.cached_defs) | frozenset(plan.keyed_defs)
     for d in an.p.defs.values():
-        if an.def_size(d) <= INLINE_NODES and (
+        size = an.def_size(d) - _kept_bodies(an, d.body, keep, frozenset({d.name}))
+        if size <= INLINE_NODES and (
                 not isinstance(d.body, ast.Block) or _structured(d.body.stmts)):
             plan.inline.add(d.name)
+
+
+def _kept_bodies(an, node, keep: frozenset, seen: frozenset) -> int:
+    """The nodes that Analysis.size counts in node for the bodies of kept defs it calls,
+    directly or through the defs it calls (plan_inlining)."""
+    n = 0
+    for x in _all_nodes(node):
+        if isinstance(x, ast.Call) and an.p.refs.get(x, ("",))[0] == "def" and x.name not in seen:
+            callee = an.p.defs[x.name]
+            if x.name in keep:
+                n += an.def_size(callee)
+            else:
+                n += _kept_bodies(an, callee.body, keep, seen | {x.name})
+    return n
 
 
 def plan_dense_tables(an, plan: Plan) -> None:
@@ -298,10 +338,11 @@ def _expandable(an, e, rename: dict, keep=frozenset()) -> tuple | None:
     return d, inner
 
 
-def _when_conjuncts(an, e, rename: dict | None = None,
-                    keep=frozenset()) -> list[tuple[object, dict]]:
+def _when_conjuncts(an, e, rename: dict | None = None, keep=frozenset(),
+                    expanded: set | None = None) -> list[tuple[object, dict]]:
     """The conjuncts of e as (expression, {def parameter slot: what it stands for}), calls of
-    defs expanded (_expandable; plan_options), except those of the defs in keep."""
+    defs expanded (_expandable; plan_options), except those of the defs in keep; the names
+    of the defs expanded are added to `expanded` when given."""
     rename = rename or {}
     out = []
     for a in _conjuncts(e):
@@ -309,7 +350,9 @@ def _when_conjuncts(an, e, rename: dict | None = None,
         if exp is None:
             out.append((a, rename))
         else:
-            out.extend(_when_conjuncts(an, exp[0].body, exp[1], keep))
+            if expanded is not None:
+                expanded.add(exp[0].name)
+            out.extend(_when_conjuncts(an, exp[0].body, exp[1], keep, expanded))
     return out
 
 
@@ -433,6 +476,53 @@ def _plan_option(an, opt: ast.Option, keep=frozenset()) -> OptionPlan:
             placed[level - 1].append((a, True, first, rn))
         placed[level].append((a, brk, {}, rn))
     return OptionPlan(domains, unsafe, size, placed, an.small_domain(opt))
+
+
+def plan_domain_filters(an, plan: Plan) -> None:
+    """An option parameter x walking a set domain D whose first `when` tests at its loop
+    level are `x not in S` (or `x in S`), S a set that cannot fault, read from what is bound
+    outside that loop: the loop walks `D & ~S` (`D & S`) and the tests are dropped. Power
+    Grid's build(c: City in in_play) when can_build(p, c) ..., whose first part is `c not in
+    network[p]`: the cities already built are not walked at all. Safe: for a member of S the
+    test was false, so nothing after it ran for that member (the tests before it at this level
+    are none, and those outside the loop do not depend on x); for the others it was true and
+    changed nothing; S is evaluated once before the loop, where it has the same value (a
+    listing changes no state) and cannot fault, even when D is empty."""
+    for pc in an.low.pauses:
+        ins = an.low.code[pc]
+        if isinstance(ins, ChooseAt):
+            for oi, opt in enumerate(ins.node.options):
+                _domain_filters(an, opt, plan.options[(pc, oi)])
+    flat = [opt for sd in an.p.standing for opt in sd.options]
+    for j, opt in enumerate(flat):
+        _domain_filters(an, opt, plan.options[("standing", -1 - j)])
+
+
+def _domain_filters(an, opt: ast.Option, op: OptionPlan) -> None:
+    levels = {an.p.slots[prm]: i for i, prm in enumerate(opt.params)}
+    for i, prm in enumerate(opt.params):
+        if op.domains[i].kind != "set":
+            continue
+        own = an.p.slots[prm]
+        tests = op.placed[i]
+        while tests:
+            a, brk, sub, rn = tests[0]
+            if brk or sub or not isinstance(a, ast.BinOp) or a.op not in ("in", "not in") \
+                    or not isinstance(a.left, ast.Name):
+                break
+            ref = an.p.refs.get(a.left, ("",))
+            if ref[0] != "local":
+                break
+            x = rn.get(ref[1], ref[1])
+            if isinstance(x, ast.Name):
+                x = an.p.refs.get(x, ("", ""))[1] if an.p.refs.get(x, ("",))[0] == "local" else ""
+            st = an.t(a.right)
+            if x != own or st.kind != "set" or not an._ok(a.right) \
+                    or any(levels.get(s, -1) >= i for s in _free_in(an, a.right, rn)):
+                break
+            if a.op == "not in" or _canon(an, a.right, rn) != _canon(an, prm.domain, {}):
+                op.filters.setdefault(i, []).append((a.right, a.op == "in", rn))
+            tests.pop(0)  # (x in D itself: true for every member walked)
 
 
 def plan_reused_any(an, plan: Plan) -> None:
@@ -682,73 +772,118 @@ _KEYED_REFS = ("builtin", "cell", "const", "enum_all", "field", "graph", "local"
 
 
 def plan_keyed_defs(an, plan: Plan) -> None:
-    """A def with one parameter t of an enum type E (at most DENSE_TABLE_SPAN members) and an
-    expression body, a plain value (int, bool, enum member, player or set: never none, nothing
-    mutable to share), at least CACHE_NODES nodes with an aggregate in them or a table lookup
-    (Acquire's price(c), a table row and arithmetic, asked seven times per buy), called from two
-    places or more, that reads state only as A[t] or as A[n] for n in neighbors(t) (A an array
-    indexed by E; no def calls, only values fixed for the game otherwise): its values are kept
-    on the state in a list indexed by the argument (attribute c_<def>, None until a value is
-    asked), and a write of A[x] forgets only the arguments it can change: x itself (if the def
-    reads A[t]) and the neighbours of x (if it reads A[n]: grid neighbours are mutual). A write
-    of A at an index that is not a plain local, or of A as a whole, forgets every value.
-    Acquire's adjacent_chains(t), asked for every tile of a hand several times a turn, while
-    a placed tile changes chain_of at a few cells only. A clone and set_vars start without
-    the list, a new game too. Safe: the def's value at t depends only on the cells named, so
-    it is the same while none of them is written; a call that faults keeps nothing (the next
-    call faults again, as in the interpreter)."""
+    """A def whose parameters all have small finite types (an enum, a player, a bool: never
+    none), with at most DENSE_TABLE_SPAN argument tuples in all, an expression body, a plain
+    value (int, bool, enum member, player or set: never none, nothing mutable to share), at
+    least CACHE_NODES nodes with an aggregate in them or a table lookup (Acquire's price(c), a
+    table row and arithmetic, asked seven times per buy), called from two places or more, that
+    reads state only as A[t] or as A[n] for n in neighbors(t), t one of its parameters (A an
+    array indexed by t's type; no def calls, only values fixed for the game otherwise): its
+    values are kept on the state in one flat list indexed by the mixed-radix position of the
+    arguments (attribute c_<def>, None until a value is asked; the first parameter is the most
+    significant digit, so one parameter's list is indexed by the argument itself), and a
+    write of A[x] forgets only the arguments it can change: those whose t is x itself (if the
+    def reads A[t]) or a neighbour of x (if it reads A[n]: grid neighbours are mutual). With
+    several parameters that is a slice of the list when t is the first parameter (a run) or
+    the last (a step); otherwise, or when A is indexed by two parameters, a write of A forgets
+    every value, as does a write of A at an index that is not a plain local, or of A as a
+    whole. Acquire's adjacent_chains(t), asked for every tile of a hand several times a turn,
+    while a placed tile changes chain_of at a few cells only; Power Grid's store(p, k), five
+    sums over p's plants asked for every resource at every purchase, while owned[p] changes
+    when p buys or drops a plant. DENSE_TABLE_SPAN bounds the list as it bounds a dense
+    table: a few tens of kilobytes at most, allocated on the first ask after a clone. A clone
+    and set_vars start without the list, a new game too. Safe: the def's value at an argument
+    tuple depends only on the cells named, so it is the same while none of them is written; a
+    call that faults keeps nothing (the next call faults again, as in the interpreter).
+
+    Not kept: a bool def that plan_options expands in an option's `when` (Power Grid's
+    may_take(p, x), tests/fixtures/pushdown.rules' reach(p, c)): expanded, its parts are
+    tested at the loop level of what each reads, and those the domain already guarantees are
+    dropped, where a kept value is asked only once every argument is bound and costs a lookup
+    even when the test is one comparison of a folded parameter."""
     calls: dict[str, int] = {}
     for node in _all_nodes(an.p.module.decls):
         if isinstance(node, ast.Call) and an.p.refs.get(node, ("",))[0] == "def":
             calls[node.name] = calls.get(node.name, 0) + 1
+    # bool defs that plan_options would expand in an option's `when`: left to it
+    in_when: set[str] = set()
+    for opt in _all_options(an):
+        if opt.when is not None:
+            _when_conjuncts(an, opt.when, None, frozenset(plan.cached_defs), in_when)
     for d in an.p.defs.values():
-        if len(d.params) != 1 or isinstance(d.body, ast.Block) or calls.get(d.name, 0) < 2 \
+        if not d.params or isinstance(d.body, ast.Block) or calls.get(d.name, 0) < 2 \
+                or d.name in in_when \
                 or an.p.def_ret[d.name].kind not in ("int", "bool", "enum", "player", "set"):
             continue
-        pt = T.strip(an.p.slot_types[an.p.slots[d.params[0]]])
-        if pt.kind != "enum":
+        sizes, enums = [], []
+        for prm in d.params:
+            pt = an.p.slot_types[an.p.slots[prm]]
+            if pt.kind == "enum":
+                sizes.append(len(an.p.enums[pt.name].members))
+            elif pt.kind == "player":
+                sizes.append(an.p.max_players)
+            elif pt.kind == "bool":
+                sizes.append(2)
+            else:
+                break
+            enums.append(pt.name if pt.kind == "enum" else None)
+        if len(sizes) != len(d.params):
             continue
-        size = len(an.p.enums[pt.name].members)
-        if size > DENSE_TABLE_SPAN or (an.def_nodes(d) < CACHE_NODES and not any(
+        kd = KeyedDef(tuple(sizes), tuple(enums), {})
+        if kd.size > DENSE_TABLE_SPAN or (an.def_nodes(d) < CACHE_NODES and not any(
                 isinstance(n, ast.Call) and an.p.refs.get(n, ("",))[0] == "table"
                 for n in _all_nodes(d.body))):
             continue
-        deps = _keyed_deps(an, d, pt)
+        deps = _keyed_deps(an, d)
         if deps:
-            plan.keyed_defs[d.name] = KeyedDef(pt.name, size, deps)
+            kd.deps = deps
+            plan.keyed_defs[d.name] = kd
 
 
-def _keyed_deps(an, d, pt) -> dict[str, tuple[bool, bool]] | None:
-    """The state variables a one-parameter def reads, each as (at the parameter, at its
-    neighbours), or None when it reads state any other way (plan_keyed_defs)."""
+def _all_options(an) -> list[ast.Option]:
+    """Every option of every decision and every standing option."""
+    out = [opt for pc in an.low.pauses if isinstance(an.low.code[pc], ChooseAt)
+           for opt in an.low.code[pc].node.options]
+    return out + [opt for sd in an.p.standing for opt in sd.options]
+
+
+def _keyed_deps(an, d) -> dict[str, tuple[int, bool, bool]] | None:
+    """The state variables a def of small finite parameters reads, each as (the parameter
+    indexing it, -1 when two do; at the argument, at its neighbours), or None when it reads
+    state any other way (plan_keyed_defs)."""
     refs = an.p.refs
-    pslot = an.p.slots[d.params[0]]
+    pslots = [an.p.slots[x] for x in d.params]
 
-    def is_local(e, slots) -> bool:
-        return isinstance(e, ast.Name) and refs.get(e, ("",))[0] == "local" \
-            and refs[e][1] in slots
-    nb_slots = set()
+    def local_slot(e) -> str | None:
+        if isinstance(e, ast.Name) and refs.get(e, ("",))[0] == "local":
+            return refs[e][1]
+        return None
+    nb_of: dict[str, int] = {}  # a slot walking neighbors(t) -> t's position
     for node in _all_nodes(d.body):
         if isinstance(node, ast.Agg | ast.Comp) and isinstance(node.iter, ast.Call) \
                 and refs.get(node.iter) == ("builtin", "neighbors") \
-                and is_local(node.iter.args[0], {pslot}):
-            nb_slots.add(an.p.slots[node])
-    deps: dict[str, tuple[bool, bool]] = {}
+                and local_slot(node.iter.args[0]) in pslots:
+            nb_of[an.p.slots[node]] = pslots.index(local_slot(node.iter.args[0]))
+    deps: dict[str, tuple[int, bool, bool]] = {}
     indexed = set()
     for node in _all_nodes(d.body):
         if isinstance(node, ast.Index) and isinstance(node.obj, ast.Name) \
                 and refs.get(node.obj, ("",))[0] == "state":
             at = T.strip(an.t(node.obj))
-            if at.kind != "array" or T.strip(at.index) != pt:
-                return None
-            own, nb = deps.get(refs[node.obj][1], (False, False))
-            if is_local(node.index, {pslot}):
-                own = True
-            elif is_local(node.index, nb_slots):
-                nb = True
+            slot = local_slot(node.index)
+            if slot in pslots:
+                j, own, nb = pslots.index(slot), True, False
+            elif slot in nb_of:
+                j, own, nb = nb_of[slot], False, True
             else:
                 return None
-            deps[refs[node.obj][1]] = (own, nb)
+            if at.kind != "array" or T.strip(at.index) != an.p.slot_types[pslots[j]]:
+                return None
+            var = refs[node.obj][1]
+            if var in deps:
+                j0, own0, nb0 = deps[var]
+                j, own, nb = (j if j0 == j else -1), own or own0, nb or nb0
+            deps[var] = (j, own, nb)
             indexed.add(id(node.obj))
     for node in _all_nodes(d.body):
         ref = refs.get(node) if hasattr(node, "span") else None
@@ -1082,9 +1217,9 @@ def _ways_into(code) -> dict[int, int]:
     return ways
 
 
-PASSES = (plan_int_ranges, plan_inlining, plan_dense_tables, plan_phase_sets, plan_cached_defs,
-          plan_keyed_defs, plan_options, plan_reused_any, plan_mask_patterns, plan_flow,
-          plan_resume_in_apply, plan_shared_any, plan_peel_sets, plan_path_rows,
+PASSES = (plan_int_ranges, plan_dense_tables, plan_phase_sets, plan_cached_defs, plan_keyed_defs,
+          plan_inlining, plan_options, plan_domain_filters, plan_reused_any, plan_mask_patterns,
+          plan_flow, plan_resume_in_apply, plan_shared_any, plan_peel_sets, plan_path_rows,
           plan_member_removes, plan_bounded_updates)
 
 

@@ -129,28 +129,30 @@ class StmtPrinter:
 
     def _forget_keyed(self, target, var: str, c: Ctx, f, ind: int) -> list[str]:
         """After a write of the state variable var: the kept values of defs kept per argument
-        (plan_keyed_defs) that the write can change are forgotten: at the written index and
-        its neighbours when it is a plain local, else all of them."""
+        tuple (plan_keyed_defs) that the write can change are forgotten: those whose argument
+        indexing var is the written index or one of its neighbours, when the index is a plain
+        local and those values lie in one slice of the list, else all of them."""
         out: list[str] = []
         pad = "    " * ind
         ix = target.indices[0] if target.indices else None
         for name, kd in self.plan.keyed_defs.items():
             if var not in kd.deps:
                 continue
-            own, nb = kd.deps[var]
+            j, own, nb = kd.deps[var]
             attr = f"s.c_{ident(name)}"
-            if not (isinstance(ix, ast.Name) and self.p.refs.get(ix, ("",))[0] == "local"):
+            if j < 0 or 0 < j < len(kd.sizes) - 1 \
+                    or not (isinstance(ix, ast.Name) and self.p.refs.get(ix, ("",))[0] == "local"):
                 out.append(f"{pad}{attr} = None")
                 continue
             x = self.ex(ix, Ctx(c.py, Sink(f, ind), None))
             kept = f.tmp()
             out += [f"{pad}{kept} = {attr}", f"{pad}if {kept} is not None:"]
             if own:
-                out.append(f"{pad}    {kept}[{x}] = None")
+                out.append(f"{pad}    {_forget_at(kd, j, kept, x)}")
             if nb:
                 u = f.tmp()
-                out += [f"{pad}    for {u} in NEIGHBORS_{ident(kd.enum)}[{x}]:",
-                        f"{pad}        {kept}[{u}] = None"]
+                out += [f"{pad}    for {u} in NEIGHBORS_{ident(kd.enums[j])}[{x}]:",
+                        f"{pad}        {_forget_at(kd, j, kept, u)}"]
         return out
 
     def check_after(self, e, c: Ctx, name: str,
@@ -453,3 +455,15 @@ class StmtPrinter:
         return out
 
     # -- flow
+
+
+def _forget_at(kd, j: int, kept: str, x: str) -> str:
+    """The statement that forgets, in the list `kept` of a def kept per argument tuple, every
+    value whose parameter j (the first or the last) is x: the value itself with one
+    parameter, a run of the list for the first parameter, every n-th entry for the last."""
+    if len(kd.sizes) == 1:
+        return f"{kept}[{x}] = None"
+    if j == 0:
+        step = kd.stride(0)
+        return f"{kept}[{x} * {step}:{x} * {step} + {step}] = [None] * {step}"
+    return f"{kept}[{x}::{kd.sizes[j]}] = [None] * {kd.size // kd.sizes[j]}"

@@ -20,6 +20,10 @@ PEEL = os.path.join(ROOT, "tests", "fixtures", "peel.rules")
 WIDE_PEEL = os.path.join(ROOT, "tests", "fixtures", "widepeel.rules")
 AND_TESTS = os.path.join(ROOT, "tests", "fixtures", "andtests.rules")
 KEYED = os.path.join(ROOT, "tests", "fixtures", "keyed.rules")
+TUPLE_KEYED = os.path.join(ROOT, "tests", "fixtures", "tuplekeyed.rules")
+ARG_CHECKS = os.path.join(ROOT, "tests", "fixtures", "argchecks.rules")
+DOMAIN_FILTERS = os.path.join(ROOT, "tests", "fixtures", "domainfilters.rules")
+FAULTS_TUPLE_KEYED = {"tuplekeyed.rules:30:39", "tuplekeyed.rules:34:41"}
 NONE_FACTS = os.path.join(ROOT, "tests", "fixtures", "nonefacts.rules")
 PUSHDOWN = os.path.join(ROOT, "tests", "fixtures", "pushdown.rules")
 PATH_ROWS = os.path.join(ROOT, "tests", "fixtures", "pathrows.rules")
@@ -233,6 +237,145 @@ def test_keyed_defs_are_used_and_forgotten():
     assert "c.c_heat = None" in lines  # a clone starts without the list
 
 
+def _play_cloned(players: int, seed: int, path: str, new_vars) -> tuple[int, str | None]:
+    """_play, but now and then both games go on as their clones (which start without the kept
+    values) or get new values through set_vars (new_vars(rng, players): the same on both; a
+    fault there must be the same too and change nothing)."""
+    a = rulelang.load(path, backend="interpreter").new_game(players)
+    b = rulelang.load(path, backend="compiled").new_game(players)
+    rng = random.Random(seed)
+    for step in range(2000):
+        assert snapshot(a) == snapshot(b), f"seed {seed} step {step}"
+        if a.is_terminal():
+            return step, None
+        roll = rng.random()
+        if roll < 0.15:
+            a, b = a.clone(), b.clone()
+        elif roll < 0.25:
+            new = new_vars(rng, players)
+            errs = []
+            for s in (a, b):
+                try:
+                    s.set_vars(new)
+                    errs.append(None)
+                except rulelang.RulesRuntimeError as exc:
+                    errs.append((exc.message, exc.location))
+            assert errs[0] == errs[1], f"seed {seed} step {step}: {errs}"
+            continue
+        k = rng.randrange(a.num_choices())
+        before = a.digest()
+        errs = []
+        for s in (a, b):
+            try:
+                s.apply_index(k)
+                errs.append(None)
+            except rulelang.RulesRuntimeError as exc:
+                errs.append((exc.message, exc.location))
+        assert errs[0] == errs[1], f"seed {seed} step {step}: {errs}"
+        if errs[0] is not None:
+            assert a.digest() == b.digest() == before
+            return step, errs[0][1]
+    raise AssertionError("no end")
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_tuple_keyed_defs_in_lockstep(players):
+    ends = {}
+    for seed in range(80):
+        _steps, where = _play_cloned(players, seed, TUPLE_KEYED, lambda rng, n: {
+            "stock": {k: rng.randrange(4) for k in ("Red", "Blue", "Green")}})
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at bonus(6) inside rate (take's or restock's `when`, listing
+    # the next decision, or their bodies) or inside owes (lend's `when` or body)
+    assert ends.get(None, 0) > 0
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == FAULTS_TUPLE_KEYED
+    assert sum(n for w, n in ends.items() if w is not None) > 5
+
+
+def test_tuple_keyed_defs_are_used_and_forgotten():
+    """hoard, rate, near, heat and owes are kept in one list per def, indexed by the
+    mixed-radix position of their arguments (plan_keyed_defs); a write forgets a run of the
+    list (the first parameter's argument), every n-th value (the last parameter's), the runs
+    of a cell and its neighbours, or every value (the middle parameter's, a parameter pair's,
+    an index that is not a plain local, a whole variable). fits, expanded in take's `when`,
+    is not kept."""
+    src = compile_program(rulelang.check_file(TUPLE_KEYED))
+    for name, size in (("hoard", 9), ("rate", 9), ("near", 18), ("heat", 36), ("owes", 9)):
+        assert f"s.c_{name} = [None] * {size}" in src
+        assert f"        self.c_{name} = None" in src  # set_vars
+        assert f"        c.c_{name} = None" in src  # a clone starts without the list
+    assert "c_fits" not in src
+    lines = [line.strip() for line in src.splitlines()]
+
+    def count(pattern: str) -> int:
+        return sum(1 for line in lines if re.fullmatch(pattern, line))
+    # take's held[p][k] and reset's held[p]: p's run in hoard and rate
+    assert count(r"_t\d+\[s\.l_p \* 3:s\.l_p \* 3 \+ 3\] = \[None\] \* 3") == 4
+    # restock's stock[k] and refill's loop over stock: every third value of rate and near
+    assert count(r"_t\d+\[(s\.l_k_2|v_k_3)::3\] = \[None\] \* 3") == 2
+    assert count(r"_t\d+\[(s\.l_k_2|v_k_3)::3\] = \[None\] \* 6") == 2
+    # paint's mark[c]: c's run in near and its neighbours'; heat (mark at its middle) all
+    assert count(r"_t\d+\[s\.l_c_2 \* 3:s\.l_c_2 \* 3 \+ 3\] = \[None\] \* 3") == 1
+    assert count(r"for _t\d+ in NEIGHBORS_Cell\[s\.l_c_2\]:") == 1
+    # writes of pts[p] (pts[q]): p's run of heat (12 = 6 cells x 2)
+    assert count(r"_t\d+\[s\.l_(p|q) \* 12:s\.l_(p|q) \* 12 \+ 12\] = \[None\] \* 12") > 4
+    # lend's debt[p][q] (owes reads debt at both parameters), paint's and reset's mark, and
+    # refill's held[players[0]][Blue] forget every value
+    assert lines.count("s.c_owes = None") == 1
+    assert lines.count("s.c_heat = None") == 2
+    assert lines.count("s.c_hoard = None") == 1
+    assert count(r"_t\d+ = _l_p \* 12 \+ v_c_4 \* 2 \+ 1") == 1  # a constant folded
+
+
+def test_keyed_defs_on_power_grid():
+    """Power Grid's store(p, k) and unit_price(p, r) are kept per argument pair; a plant
+    bought forgets p's run of store; fits_with, whose five calls of store count as calls, is
+    expanded in the buy listing (plan_inlining), where each asks the kept list."""
+    src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "powergrid.rules")))
+    assert "s.c_store = [None] * 42" in src and "s.c_unit_price = [None] * 24" in src
+    assert re.search(r"_t\d+\[s\.l_bidding__leader \* 7:s\.l_bidding__leader \* 7 \+ 7\] "
+                     r"= \[None\] \* 7", src)
+    legal = src[src.index("def legal_buy(s):"):src.index("def text_buy(")]
+    kept = re.search(r"(_t\d+) = s\.c_store\n", legal).group(1)
+    # five asks, each a read and (when missing) a store
+    assert "def_fits_with(" not in legal and legal.count(f"{kept}[_t") == 10
+    assert "c_may_take" not in src  # (expanded in the auction's `when`)
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_domain_filters_in_lockstep(players):
+    ends = {}
+    for seed in range(80):
+        _steps, where = _play_cloned(players, seed, DOMAIN_FILTERS, lambda rng, n: {
+            "banned": [g for g in ("Ruby", "Jade", "Opal", "Onyx") if rng.random() < 0.3],
+            "bonus": [rng.randrange(3) for _ in range(n)]})
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at worth(13) in swap's or take's `when` (listing the next
+    # decision), or at players[2] in give's (two players only)
+    assert ends.get(None, 0) > 0
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == ({"domainfilters.rules:37:33", "domainfilters.rules:32:66",
+                       "domainfilters.rules:48:49"} if players == 2
+                      else {"domainfilters.rules:37:33"})
+
+
+def test_domain_filters_are_used():
+    """take walks open minus mine[p] and banned (its `g in open` dropped), trade folds one test
+    per level, swap and give keep their tests (plan_domain_filters)."""
+    src = compile_program(rulelang.check_file(DOMAIN_FILTERS))
+    legal = src[src.index("def legal_take(s):"):src.index("def text_take(")]
+    lines = [line.strip() for line in legal.splitlines()]
+    assert "for v_g in SMALL_BITS[_v_open & ~_v_mine[_l_p] & ~_v_banned]:" in lines
+    assert "_v_open) == 0)" not in legal
+    assert "for v_g_2 in SMALL_BITS[_v_open]:" in lines
+    assert "if (((1 << v_g_2) & _t3) != 0):" in lines
+    assert "for v_g_3 in SMALL_BITS[_v_mine[_l_p] & ~(_v_mine[((_l_p) + 1) % s.n])]:" in lines
+    assert "for v_h in SMALL_BITS[_v_open & ~_v_links[v_g_3]]:" in lines
+    assert "for v_g_4 in SMALL_BITS[_v_mine[_l_p]]:" in lines
+    assert "if (((1 << v_g_4) & _v_links[v_g_4]) != 0):" in lines
+
+
 @pytest.mark.parametrize("players", [2, 3])
 def test_none_facts_in_lockstep(players):
     ends = {}
@@ -335,13 +478,14 @@ def test_path_rows_are_used():
     src = compile_program(rulelang.check_file(PATH_ROWS))
     legal = src[src.index("def legal_claim(s):"):src.index("def text_claim(")]
     lines = [line.strip() for line in legal.splitlines()]
-    loop = lines.index("for v_c in SMALL_BITS[_v_open]:")
-    assert "_t3 = path_row(GRAPH_Roads, _v_held[_l_p], _v_open)" in lines[:loop]
-    assert "v_link__cost = _t3.get(v_c)" in lines[loop:]
+    # (the cities held are not walked: plan_domain_filters)
+    loop = lines.index("for v_c in SMALL_BITS[_v_open & ~_v_held[_l_p]]:")
+    assert "_t2 = path_row(GRAPH_Roads, _v_held[_l_p], _v_open)" in lines[:loop]
+    assert "v_link__cost = _t2.get(v_c)" in lines[loop:]
     assert "raise RulesRuntimeError('no road to the city', AT_26_5)" in lines[loop:]
     assert "def_link(" not in legal and "path_cost(" not in legal
     # after `if cost == none { fail ... }`, cost is not none: no check where it is returned
-    assert "not_none(v_link__cost" not in src and "_t2 = v_link__cost" in lines[loop:]
+    assert "not_none(v_link__cost" not in src and "_t1 = v_link__cost" in lines[loop:]
 
 
 def test_path_rows_on_power_grid():
@@ -665,6 +809,42 @@ def test_bounded_updates_at_the_limit(x, action, fault):
             assert s.digest() == before
             out.append((os.path.basename(exc.location), None))
     assert out[0] == out[1] and out[0][0] == fault
+
+
+@pytest.mark.parametrize("x", [10 ** 100 - 1, -(10 ** 100 - 1), 5])
+@pytest.mark.parametrize("action, fault", [
+    ("zero()", "argchecks.rules:25:26"), ("one()", "argchecks.rules:28:23"),
+    ("two()", "argchecks.rules:31:26"), ("three()", "argchecks.rules:34:23"),
+    ("four()", "argchecks.rules:37:23")])
+def test_argument_checks_at_the_limit(x, action, fault):
+    """x + x bound to an expanded def's int parameter faults at the int limit where it is
+    written, before a sum of 7 // k (k = 0) after it, on both back ends, with the state
+    untouched; a small x plays the same (three faults at 7 // 0 then)."""
+    out = []
+    for backend in ("interpreter", "compiled"):
+        s = rulelang.load(ARG_CHECKS, backend=backend).new_game(2)
+        s.set_vars({"x": x, "k": 0})
+        before = s.digest()
+        try:
+            s.apply(action)
+            out.append((None, s.digest()))
+        except rulelang.RulesRuntimeError as exc:
+            assert s.digest() == before
+            out.append((os.path.basename(exc.location), exc.message))
+    small = "argchecks.rules:34:34" if action == "three()" else None
+    assert out[0] == out[1] and out[0][0] == (fault if abs(x) > 5 else small)
+
+
+def test_argument_checks_are_inline():
+    """The checks of x + x are two comparisons where it is bound, except three's first
+    argument (a sum of 7 // k after it may fault): a call of bounded there."""
+    src = compile_program(rulelang.check_file(ARG_CHECKS))
+    lines = [line.strip() for line in src.splitlines()]
+    for at in ("25_26", "28_23", "31_26", "37_23"):
+        i = lines.index(f"fault_int_limit(LIMIT_INT, AT_{at})")
+        assert re.fullmatch(r"if not LIMIT_INT_MIN <= _t\d+ <= LIMIT_INT:", lines[i - 1])
+    three = r"_t\d+ = bounded\(\(_v_x \+ _v_x\), LIMIT_INT, AT_34_23\)"
+    assert sum(1 for line in lines if re.fullmatch(three, line)) == 1
 
 
 def test_always_listed_option():
