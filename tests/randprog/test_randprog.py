@@ -173,6 +173,37 @@ def test_edge_sections_meet_the_rewrites():
         edge, mask, hoist, item)
 
 
+def test_tuple_sections_meet_the_rewrites():
+    """gen.tuple_decl's shapes reach the three rewrites they are there for: its defs of a
+    player and an enum (or a bool) are kept per argument tuple (plan_keyed_defs), its options'
+    leading `in` / `not in` tests are folded into the walked mask of their set domain
+    (plan_domain_filters), and the int limit of an argument bound to an expanded def's
+    parameter is checked where it is bound, not by a call of bounded."""
+    import re
+
+    from rulelang import check_text
+    from rulelang.codegen.emitter import Emitter
+    from rulelang.codegen.module import compile_program
+    from rulelang.consts import Constants
+    from rulelang.lower import lower
+
+    sections = keyed = folded = inline = 0
+    for seed in range(300):
+        case = generate(seed)
+        if "tuple-keyed def" not in case.features:
+            continue
+        p = check_text(case.text, "random.rules")
+        sections += 1
+        plan = Emitter(p, lower(p), Constants(p)).plan
+        keyed += {n[:3] for n in plan.keyed_defs} >= {"thd", "trt", "tow"}
+        src = compile_program(p)
+        folded += bool(re.search(r"for v_tg\d+ in SMALL_BITS\[_v_tp\d+ & ~_v_to\d+\[", src))
+        inline += bool(re.search(r"^ *(_t\d+) = _v_tg\d+ \+ \d+\n *if not LIMIT_INT_MIN <= \1 "
+                                 r"<= LIMIT_INT:", src, re.M))
+    assert sections >= 30 and keyed == sections and folded == sections \
+        and inline == sections, (sections, keyed, folded, inline)
+
+
 def test_switched_off_house_rules_are_generated():
     """Item 1's shape: `if` on a bool param without `else`, run with that param false."""
     found = 0
