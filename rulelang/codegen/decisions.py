@@ -368,7 +368,6 @@ class DecisionPrinter:
             lines[pos:pos] = sk.lines
         return lines
 
-
     def _domain_refiner(self, filters: list, py: dict):
         """The mask of a set domain with the `in` / `not in` tests folded into it
         (passes.plan_domain_filters): each set S evaluated before the loop, ANDed (or its

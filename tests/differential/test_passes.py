@@ -35,9 +35,12 @@ BOUNDS = os.path.join(ROOT, "tests", "fixtures", "bounds.rules")
 COND_INLINE = os.path.join(ROOT, "tests", "fixtures", "condinline.rules")
 
 
-def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]:
+def _play(players: int, seed: int, path: str = PASSES, new_vars=None) -> tuple[int, str | None]:
     """One random game on both back ends in lock step; a rules fault must be the same on both
-    and leave both states as they were. Returns (steps, fault location or None)."""
+    and leave both states as they were. Returns (steps, fault location or None). With
+    new_vars, now and then both games go on as their clones (which start without kept
+    values) or get new values through set_vars (new_vars(rng, players): the same on both; a
+    fault there must be the same too and change nothing)."""
     a = rulelang.load(path, backend="interpreter").new_game(players)
     b = rulelang.load(path, backend="compiled").new_game(players)
     rng = random.Random(seed)
@@ -45,20 +48,37 @@ def _play(players: int, seed: int, path: str = PASSES) -> tuple[int, str | None]
         assert snapshot(a) == snapshot(b), f"seed {seed} step {step}"
         if a.is_terminal():
             return step, None
-        k = rng.randrange(a.num_choices())
+        roll = rng.random() if new_vars is not None else 1.0
+        if roll < 0.15:
+            a, b = a.clone(), b.clone()
         before = a.digest()
-        errs = []
-        for s in (a, b):
-            try:
-                s.apply_index(k)
-                errs.append(None)
-            except rulelang.RulesRuntimeError as exc:
-                errs.append((exc.message, exc.location))
+        if 0.15 <= roll < 0.25:
+            new = new_vars(rng, players)
+            errs = _faults((a, b), "set_vars", new)
+            assert errs[0] == errs[1], f"seed {seed} step {step}: {errs}"
+            if errs[0] is not None:
+                assert a.digest() == b.digest() == before
+            continue
+        k = rng.randrange(a.num_choices())
+        errs = _faults((a, b), "apply_index", k)
         assert errs[0] == errs[1], f"seed {seed} step {step}: {errs}"
         if errs[0] is not None:
             assert a.digest() == b.digest() == before
             return step, errs[0][1]
     raise AssertionError("no end")
+
+
+def _faults(states, method: str, arg) -> list:
+    """s.method(arg) for each state s: the (message, location) of the rules fault each one
+    raised, or None."""
+    out = []
+    for s in states:
+        try:
+            getattr(s, method)(arg)
+            out.append(None)
+        except rulelang.RulesRuntimeError as exc:
+            out.append((exc.message, exc.location))
+    return out
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -237,52 +257,11 @@ def test_keyed_defs_are_used_and_forgotten():
     assert "c.c_heat = None" in lines  # a clone starts without the list
 
 
-def _play_cloned(players: int, seed: int, path: str, new_vars) -> tuple[int, str | None]:
-    """_play, but now and then both games go on as their clones (which start without the kept
-    values) or get new values through set_vars (new_vars(rng, players): the same on both; a
-    fault there must be the same too and change nothing)."""
-    a = rulelang.load(path, backend="interpreter").new_game(players)
-    b = rulelang.load(path, backend="compiled").new_game(players)
-    rng = random.Random(seed)
-    for step in range(2000):
-        assert snapshot(a) == snapshot(b), f"seed {seed} step {step}"
-        if a.is_terminal():
-            return step, None
-        roll = rng.random()
-        if roll < 0.15:
-            a, b = a.clone(), b.clone()
-        elif roll < 0.25:
-            new = new_vars(rng, players)
-            errs = []
-            for s in (a, b):
-                try:
-                    s.set_vars(new)
-                    errs.append(None)
-                except rulelang.RulesRuntimeError as exc:
-                    errs.append((exc.message, exc.location))
-            assert errs[0] == errs[1], f"seed {seed} step {step}: {errs}"
-            continue
-        k = rng.randrange(a.num_choices())
-        before = a.digest()
-        errs = []
-        for s in (a, b):
-            try:
-                s.apply_index(k)
-                errs.append(None)
-            except rulelang.RulesRuntimeError as exc:
-                errs.append((exc.message, exc.location))
-        assert errs[0] == errs[1], f"seed {seed} step {step}: {errs}"
-        if errs[0] is not None:
-            assert a.digest() == b.digest() == before
-            return step, errs[0][1]
-    raise AssertionError("no end")
-
-
 @pytest.mark.parametrize("players", [2, 3])
 def test_tuple_keyed_defs_in_lockstep(players):
     ends = {}
     for seed in range(80):
-        _steps, where = _play_cloned(players, seed, TUPLE_KEYED, lambda rng, n: {
+        _steps, where = _play(players, seed, TUPLE_KEYED, lambda rng, n: {
             "stock": {k: rng.randrange(4) for k in ("Red", "Blue", "Green")}})
         ends[where] = ends.get(where, 0) + 1
     # games end normally, or at bonus(6) inside rate (take's or restock's `when`, listing
@@ -347,7 +326,7 @@ def test_keyed_defs_on_power_grid():
 def test_domain_filters_in_lockstep(players):
     ends = {}
     for seed in range(80):
-        _steps, where = _play_cloned(players, seed, DOMAIN_FILTERS, lambda rng, n: {
+        _steps, where = _play(players, seed, DOMAIN_FILTERS, lambda rng, n: {
             "banned": [g for g in ("Ruby", "Jade", "Opal", "Onyx") if rng.random() < 0.3],
             "bonus": [rng.randrange(3) for _ in range(n)]})
         ends[where] = ends.get(where, 0) + 1
@@ -797,18 +776,27 @@ def test_bounded_updates_are_used():
 def test_bounded_updates_at_the_limit(x, action, fault):
     """set_vars at the first pause: the flow test (x < 9) is not asked again, the `when`s are;
     the checks left in fault at the limit on both back ends, the ones left out cannot."""
+    out = [(where, None if where else digest)
+           for where, _message, digest in _after_set_vars(BOUNDS, {"x": x}, action)]
+    assert out[0] == out[1] and out[0][0] == fault
+
+
+def _after_set_vars(path: str, values: dict, action: str) -> list:
+    """On each back end, a 2-player game of path given values by set_vars at its first pause,
+    then action: (fault file:line:col or None, its message, the digest after), a fault
+    leaving the state untouched."""
     out = []
     for backend in ("interpreter", "compiled"):
-        s = rulelang.load(BOUNDS, backend=backend).new_game(2)
-        s.set_vars({"x": x})
+        s = rulelang.load(path, backend=backend).new_game(2)
+        s.set_vars(values)
         before = s.digest()
         try:
             s.apply(action)
-            out.append((None, s.digest()))
+            out.append((None, None, s.digest()))
         except rulelang.RulesRuntimeError as exc:
             assert s.digest() == before
-            out.append((os.path.basename(exc.location), None))
-    assert out[0] == out[1] and out[0][0] == fault
+            out.append((os.path.basename(exc.location), exc.message, before))
+    return out
 
 
 @pytest.mark.parametrize("x", [10 ** 100 - 1, -(10 ** 100 - 1), 5])
@@ -820,17 +808,8 @@ def test_argument_checks_at_the_limit(x, action, fault):
     """x + x bound to an expanded def's int parameter faults at the int limit where it is
     written, before a sum of 7 // k (k = 0) after it, on both back ends, with the state
     untouched; a small x plays the same (three faults at 7 // 0 then)."""
-    out = []
-    for backend in ("interpreter", "compiled"):
-        s = rulelang.load(ARG_CHECKS, backend=backend).new_game(2)
-        s.set_vars({"x": x, "k": 0})
-        before = s.digest()
-        try:
-            s.apply(action)
-            out.append((None, s.digest()))
-        except rulelang.RulesRuntimeError as exc:
-            assert s.digest() == before
-            out.append((os.path.basename(exc.location), exc.message))
+    out = [(where, message if where else digest) for where, message, digest
+           in _after_set_vars(ARG_CHECKS, {"x": x, "k": 0}, action)]
     small = "argchecks.rules:34:34" if action == "three()" else None
     assert out[0] == out[1] and out[0][0] == (fault if abs(x) > 5 else small)
 
