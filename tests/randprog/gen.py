@@ -1340,8 +1340,7 @@ class Gen:
         hole = self.chance(self.faults * 8)  # no row for `gap`: valuing one column faults
         if hole:
             self.features.add("fault: table without a row")
-        decl.append(f"table {tb}(n: int) -> int {{ 0..{gap - 1} => 1, "
-                    f"{gap + hole}..40 => {self.r.randint(2, 4)} }}")
+        decl.append(self.gapped_table(tb, gap, hole, 40))
         n_sk = self.r.randint(3, 6)
         members = [f"{sk}M{i}" for i in range(n_sk)]
         decl.append(f"enum {sk}(v: int) {{ "
@@ -1424,6 +1423,19 @@ class Gen:
         t = f"len({s}) {op} {k}" if self.chance(0.5) else f"{k} {op} len({s})"
         return f"not ({t})" if self.chance(0.25) else t
 
+    def gapped_table(self, tb: str, gap: int, hole: bool, top: int) -> str:
+        """A table of one int key, 1 below gap and 2 to 4 from there to top, without a row for
+        gap itself when hole."""
+        return (f"table {tb}(n: int) -> int {{ 0..{gap - 1} => 1, "
+                f"{gap + hole}..{top} => {self.r.randint(2, 4)} }}")
+
+    def weighted_enum(self, en: str, decl: list[str]) -> list[str]:
+        """An enum of 3 to 5 members with a small int field w, declared in decl: its members."""
+        members = [f"{en}M{i}" for i in range(self.r.randint(3, 5))]
+        decl.append(f"enum {en}(w: int) {{ "
+                    + ", ".join(f"{m}({self.r.randint(0, 3)})" for m in members) + " }")
+        return members
+
     def edge_decl(self, decl: list[str]) -> list[str]:
         """A section, returned as flow lines (its declarations go to `decl`), for three rewrites
         of the code generator that only fixtures reached before:
@@ -1442,15 +1454,11 @@ class Gen:
         bag, held, spare, cnt, big, tall, pts, zz = (
             self.name(k) for k in ("eb", "eh", "esp", "ec", "eg", "ea", "ep", "ez"))
         rich, spr, tot, val = (self.name(k) for k in ("er", "en", "et", "ev"))
-        n = self.r.randint(3, 5)
-        members = [f"{en}M{i}" for i in range(n)]
+        members = self.weighted_enum(en, decl)
         faults = self.faults > 0
-        decl.append(f"enum {en}(w: int) {{ "
-                    + ", ".join(f"{m}({self.r.randint(0, 3)})" for m in members) + " }")
         gap = self.r.randint(6, 12)
         hole = faults and self.chance(0.5)  # no row for `gap`
-        decl.append(f"table {tb}(n: int) -> int {{ 0..{gap - 1} => 1, "
-                    f"{gap + hole}..80 => {self.r.randint(2, 4)} }}")
+        decl.append(self.gapped_table(tb, gap, hole, 80))
         top = 10 ** 100 - 1
         near = self.r.randint(0, 6)  # how far below the limit the big values start
         decl.append(f"state {{ {bag}: set<{en}> = {en} {held}: set<{en}>[player] = {{}} "
@@ -1552,15 +1560,11 @@ class Gen:
             self.name(k) for k in ("th", "ts", "to", "tp", "tl", "tq", "tg", "tz", "tm"))
         hoard, rate, owns, fits, tri, duo = (
             self.name(k) for k in ("thd", "trt", "tow", "tfi", "ttr", "tdu"))
-        n = self.r.randint(3, 5)
-        members = [f"{en}M{i}" for i in range(n)]
+        members = self.weighted_enum(en, decl)
         faults = self.faults > 0
-        decl.append(f"enum {en}(w: int) {{ "
-                    + ", ".join(f"{m}({self.r.randint(0, 3)})" for m in members) + " }")
         gap = self.r.randint(5, 9)
         hole = faults and self.chance(0.6)  # no row for `gap`: rate faults there
-        decl.append(f"table {tb}(n: int) -> int {{ 0..{gap - 1} => 1, "
-                    f"{gap + hole}..90 => {self.r.randint(2, 4)} }}")
+        decl.append(self.gapped_table(tb, gap, hole, 90))
         top = 10 ** 100 - 1
         near = self.r.randint(2, 9)
         decl.append(f"state {{ {held}: int[{en}][player] = {self.r.randint(0, 1)} "
