@@ -49,6 +49,15 @@ class AggregatePrinter:
             _kind, arr, bound, op, fn = match
             a, k = self.seq(c, [self._part_nn(arr), self._part_nn(bound)])
             return f"({fn}({a}) {op} {k})"
+        if match[0] == "below":  # the members y of S with `y op x`, and those without
+            _kind, sset, x, op = match
+            m, k = self.seq(c, [self._part_nn(sset), self._part_nn(x)])
+            low = f"((1 << {k}) - 1)" if op in ("<", ">=") else f"((2 << {k}) - 1)"
+            hit, miss = (f"({m} & {low})", f"({m} & ~{low})") if op in ("<", "<=") \
+                else (f"({m} & ~{low})", f"({m} & {low})")
+            if e.func == "count":
+                return f"{hit}.bit_count()"
+            return f"({hit} != 0)" if e.func == "any" else f"({miss} == 0)"
         _kind, cell, sset_expr, op = match
         grid = self.name_of_enum(T.strip(self.t(cell)).name)
         x, sset = self.seq(c, [self._part_nn(cell), self._part_ex(sset_expr)])

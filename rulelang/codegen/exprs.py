@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import replace
 
 from rulelang import ast
@@ -375,6 +376,8 @@ class ExprPrinter:
         # Written aside first: what it hoists in turn goes into the level's lines before it.
         aside = Sink(sink.fn, sink.ind)
         code = emit(Ctx(c.py, aside, h.at(level)))
+        if not aside.lines and (is_true(code) or is_false(code)):
+            return code  # a folded test (`map != CentralEurope`): no temporary to read
         t = sink.tmp()
         aside.emit(f"{t} = {code}")
         sink.lines.extend(aside.lines)
@@ -425,6 +428,8 @@ class ExprPrinter:
 
     def emit_CondExpr(self, e, c):
         cond = self.ex(e.cond, c)
+        if is_true(cond) or is_false(cond):  # a folded parameter: only one branch is ever taken
+            return self.ex(e.then if is_true(cond) else e.orelse, c)
         a, a_lines = self._branch(e.then, c, self.ex)
         b, b_lines = self._branch(e.orelse, c, self.ex)
         if not a_lines and not b_lines:
@@ -453,6 +458,8 @@ class ExprPrinter:
             finally:
                 del self._not_none[len(self._not_none) - len(facts):]
             if not b_lines:
+                if const_of(b) is (op == "or") and self.safe(e.left):
+                    return b  # `x or true`, `x and false` on an x that cannot fault
                 return f"({a} {op} {b})"
             t = c.sink.tmp()
             c.sink.emit(f"{t} = {a}")
@@ -475,14 +482,32 @@ class ExprPrinter:
                 other = e.left if isinstance(e.right, ast.NoneLit) else e.right
                 return f"({self.ex(other, c)} is {'' if op == '==' else 'not '}None)"
             a, b = self.seq(c, [self._part_ex(e.left), self._part_ex(e.right)])
-            return entry.emit(a, b, None, False)
+            return self._folded(op, a, b) or entry.emit(a, b, None, False)
         a, b = self.seq(c, [self._part_nn(e.left), self._part_nn(e.right)])
+        if entry.kind == "order":
+            folded = self._folded(op, a, b)
+            if folded:
+                return folded
         if entry.fast is not None and isinstance(e.right, ast.IntLit) and e.right.value != 0:
             return f"({a} {entry.fast} {b})"
         where = self.L(e.span) if entry.faults else None
         if op == "+" and T.strip(self.t(e)).kind == "list":
             return f"concat({a}, {b}, LIMIT_COLLECTION, {self.L(e.span)})"
         return entry.emit(a, b, where, T.strip(self.t(e.left)).kind == "set")
+
+    _COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+                ">": operator.gt, ">=": operator.ge}
+
+    @classmethod
+    def _folded(cls, op: str, a: str, b: str) -> Code | None:
+        """A comparison of two constants (folded parameters, enum members, literals: Python
+        ints and bools, neither of which can fault), as the constant it denotes: `map ==
+        Benelux` on a map chosen at load. None if either side is not such a constant."""
+        va, vb = const_of(a), const_of(b)
+        if type(va) not in (int, bool) or type(vb) not in (int, bool):
+            return None
+        v = cls._COMPARE[op](va, vb)
+        return Code("True" if v else "False", simple=True, const=v)
 
     # len(S) compared with 0 (or 1) -> whether S is empty (op flipped when the literal is left)
     _EMPTY = {(">", 0): False, ("!=", 0): False, (">=", 1): False,

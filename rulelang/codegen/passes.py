@@ -550,7 +550,7 @@ def plan_mask_patterns(an, plan: Plan) -> None:
         if isinstance(node, ast.Agg | ast.Comp):
             match = _match_nb_mask(an, node)
             if match is None and isinstance(node, ast.Agg):
-                match = _match_extreme(an, node)
+                match = _match_extreme(an, node) or _match_below(an, node)
             if match is not None:
                 plan.patterns[id(node)] = match
 
@@ -579,6 +579,28 @@ def _match_extreme(an, e: ast.Agg) -> tuple | None:
             continue
         small = op in ("<", "<=")  # true for the small values
         return ("extreme", arr.obj, bound, op, "min" if small == (e.func == "any") else "max")
+    return None
+
+
+def _match_below(an, e: ast.Agg) -> tuple | None:
+    """`count/any/all(y < x for y in S)` (any of < <= > >=, either side) with S a set of enum
+    members (a mask) and x a member of that enum that does not read y: the members of S below
+    (or above) x, taken from the mask at once. Power Grid's rank(x) = count(y < x for y in
+    market), asked for every plant of the market at every auction listing."""
+    if e.func not in ("any", "all", "count") or e.cond is not None:
+        return None
+    st = T.strip(an.t(e.iter))
+    test = e.elem
+    if st.kind != "set" or st.elem.kind != "enum" or not isinstance(test, ast.BinOp) \
+            or test.op not in ("<", "<=", ">", ">=") or not an._ok(e.iter):
+        return None
+    slot = an.p.slots[e]
+    flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+    for y, x, op in ((test.left, test.right, test.op), (test.right, test.left, flip[test.op])):
+        if isinstance(y, ast.Name) and an.p.refs.get(y) == ("local", slot) \
+                and an.t(x) == st.elem and slot not in an.free(x) and an._ok(x) \
+                and slot not in an.free(e.iter):
+            return ("below", e.iter, x, op)
     return None
 
 

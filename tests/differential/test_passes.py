@@ -33,16 +33,18 @@ PROTO_PATH = os.path.join(ROOT, "tests", "fixtures", "protopath.rules")
 LOOP_READS = os.path.join(ROOT, "tests", "fixtures", "loopreads.rules")
 BOUNDS = os.path.join(ROOT, "tests", "fixtures", "bounds.rules")
 COND_INLINE = os.path.join(ROOT, "tests", "fixtures", "condinline.rules")
+RANKS = os.path.join(ROOT, "tests", "fixtures", "ranks.rules")
 
 
-def _play(players: int, seed: int, path: str = PASSES, new_vars=None) -> tuple[int, str | None]:
+def _play(players: int, seed: int, path: str = PASSES, new_vars=None,
+          params=None, variant=None) -> tuple[int, str | None]:
     """One random game on both back ends in lock step; a rules fault must be the same on both
     and leave both states as they were. Returns (steps, fault location or None). With
     new_vars, now and then both games go on as their clones (which start without kept
     values) or get new values through set_vars (new_vars(rng, players): the same on both; a
     fault there must be the same too and change nothing)."""
-    a = rulelang.load(path, backend="interpreter").new_game(players)
-    b = rulelang.load(path, backend="compiled").new_game(players)
+    a = rulelang.load(path, variant, params, backend="interpreter").new_game(players)
+    b = rulelang.load(path, variant, params, backend="compiled").new_game(players)
     rng = random.Random(seed)
     for step in range(2000):
         assert snapshot(a) == snapshot(b), f"seed {seed} step {step}"
@@ -863,3 +865,41 @@ def test_inline_conditional_faults(level, fault):
     src = compile_program(rulelang.check_file(COND_INLINE))
     assert "(table_cost((_v_level[v_k] + 1), AT_22_12) if (table_cost(_v_level[v_k]," in src
     assert "(0 if (_v_pick is None) else _v_level[_v_pick])" in src  # pick: no none check
+
+
+@pytest.mark.parametrize(("variant", "params"), [
+    (None, None), ("wild", None), (None, {"mode": "Odd"}), (None, {"cap": 0}),
+    (None, {"mode": "Wild", "cap": 1}), (None, {"mode": "Odd", "cap": 6}),
+], ids=["calm3", "wild5", "odd3", "calm0", "wild1", "odd6"])
+def test_ranks_and_folded_constants_in_lockstep(variant, params):
+    ends: dict = {}
+    for seed in range(30):
+        for players in (2, 3):
+            _steps, where = _play(players, seed, RANKS, params=params, variant=variant)
+            ends[where] = ends.get(where, 0) + 1
+    assert ends.get(None, 0) > 0
+    # risk() compares with top while it is none: offered only in Calm mode, and only to a
+    # player who took cards (none can be taken with cap 0)
+    params = params or {}
+    calm = params.get("mode", "Wild" if variant else "Calm") == "Calm"
+    assert {os.path.basename(w) for w in ends if w is not None} == \
+        ({"ranks.rules:42:45"} if calm and params.get("cap") != 0 else set())
+
+
+def test_ranks_and_folded_constants_are_used():
+    """rank, above, at_most, at_least, lowest, beaten and few_below count or test the members of
+    a mask below or above x at once; the filtered count, the test of y against itself and the
+    comparison with top (which may be none) walk their members. With mode Calm and cap 3 the
+    comparisons of constants are gone (folded into the tests around them)."""
+    src = compile_program(rulelang.check_file(RANKS))
+    assert src.count(".bit_count()") >= 4
+    for name in ("rank", "above", "at_most", "at_least", "lowest", "beaten", "few_below"):
+        assert f"v_{name}__y" not in src, name
+    for name in ("filtered", "self_rank", "under_top"):
+        assert f"v_{name}__y" in src, name
+    assert not re.search(r"\(\d+ [=!<>]=? \d+\)", src)  # no test of two constants left
+    legal = src[src.index("def legal_take(s):"):src.index("def text_take(")]
+    assert "lowest" not in legal and "_v_deck & ((1 << v_x) - 1)).bit_count() < 3" in legal
+    wild = compile_program(rulelang.check_file(RANKS, variant="wild"))
+    legal = wild[wild.index("def legal_take(s):"):wild.index("def text_take(")]
+    assert "bit_count" not in legal  # `mode == Wild` makes every member a candidate
