@@ -7,12 +7,30 @@ from rulelang import types as T
 from rulelang.codegen.support import (
     AGG_LOOP_DEPTH,
     Ctx,
+    ident,
 )
 
 
 class AggregatePrinter:
+    def _field_walk(self, e, c: Ctx) -> str | None:
+        """The members an aggregate or comprehension over an enum with the filter `x.f == v`
+        walks instead (passes.plan_field_walks: those whose field f is v, so the filter is not
+        tested), or None."""
+        match = self.plan.field_walks.get(id(e))
+        if match is None:
+            return None
+        enum, i, v = match
+        info = self.p.enums[enum]
+        table = f"MEMBERS_{ident(enum)}_{ident(info.fields[i][0])}"
+        key = self.nn(v, c)
+        return f"{table}.get({key}, ())" if info.fields[i][1].kind == "int" \
+            else f"{table}[{key}]"
+
     def _gen(self, e, c: Ctx, elem_code_fn) -> tuple[str, Ctx]:
         inner, var = c.with_local(self.p.slots[e])
+        it = self._field_walk(e, c)
+        if it is not None:
+            return f"{elem_code_fn(inner)} for {var} in {it}", inner
         it = self.iter_code(e.iter, c)
         cond = f" if {self.ex(e.cond, inner)}" if e.cond is not None else ""
         return f"{elem_code_fn(inner)} for {var} in {it}{cond}", inner
@@ -20,6 +38,14 @@ class AggregatePrinter:
     def _loop(self, e, c: Ctx) -> Ctx:
         """`for var in iter:` (and `if not cond: continue`) in the sink; the body's context."""
         inner, var = c.with_local(self.p.slots[e])
+        members = self._field_walk(e, c)
+        if members is not None:
+            c.sink.emit(f"for {var} in {members}:")
+            body = c.sink.deeper()
+            ic = inner.at(body)
+            if ic.hoist is not None:
+                ic = Ctx(ic.py, body, ic.hoist.in_aggregate())
+            return ic
         walk = self.set_walk(e.iter, c, var)
         if walk is None:
             it = self.iter_code(e.iter, c)
@@ -137,6 +163,9 @@ class AggregatePrinter:
         if f == "count":
             inner, var = c.with_local(self.p.slots[e])
             conds = [self.ex(e.elem, inner)]
+            members = self._field_walk(e, c)
+            if members is not None:
+                return f"sum(1 for {var} in {members} if {conds[0]})"
             if e.cond is not None:
                 conds.insert(0, self.ex(e.cond, inner))
             return (f"sum(1 for {var} in {self.iter_code(e.iter, c)} "

@@ -471,7 +471,9 @@ class ExprPrinter:
         empty = self._empty_test(e, op)
         if empty is not None:
             arg, is_empty = empty
-            return f"({self.nn(arg, c)} {'==' if is_empty else '!='} 0)"
+            mask = self.nn(arg, c)
+            return self._folded("==" if is_empty else "!=", mask, Code("0", const=0)) or \
+                f"({mask} {'==' if is_empty else '!='} 0)"
         if entry.kind == "member":
             sets = T.strip(self.t(e.right)).kind == "set"
             left = self._part_nn(e.left) if sets else self._part_ex(e.left)
@@ -576,7 +578,7 @@ class ExprPrinter:
     def emit_Attr(self, e, c):
         ref = self.p.refs[e]
         if ref[0] == "member":
-            return repr(ref[2])
+            return Code(repr(ref[2]), simple=True, const=ref[2])
         obj = self.nn(e.obj, c)
         if ref[0] == "cell":
             info = self.p.enums[T.strip(self.t(e.obj)).name]

@@ -141,6 +141,9 @@ class Plan:
     # path_cost calls whose graph, start set and allowed set cannot fault nor be none
     # (plan_path_rows): id(node)
     path_rows: set[int] = field(default_factory=set)
+    # aggregates and comprehensions over every member of an enum filtered by `x.f == v`
+    # (plan_field_walks): id(node) -> (enum, field index, v)
+    field_walks: dict[int, tuple] = field(default_factory=dict)
     # `remove x from S` right after `chance x in S` (plan_member_removes): id(statement)
     member_removes: set[int] = field(default_factory=set)
     # `A += n` / `A -= n` that a test just before bounds away from the int limit
@@ -553,6 +556,37 @@ def plan_mask_patterns(an, plan: Plan) -> None:
                 match = _match_extreme(an, node) or _match_below(an, node)
             if match is not None:
                 plan.patterns[id(node)] = match
+
+
+def plan_field_walks(an, plan: Plan) -> None:
+    """An aggregate or comprehension over every member of an enum with the filter `x.f == v`
+    (either side; f a field of enum, bool or int type, v not reading x, never none, unable to
+    fault) walks only the members whose field f is v, from a table made once per field
+    (MEMBERS_<enum>_<field>: the members of each value, in declaration order): Automobile's
+    has_cars(p, c), `any(... for m in Model if m.cls == c)`, tries 6 models of 26. Safe: the
+    filter cannot fault, so testing it on every member, or on none, cannot be seen; the members
+    left are the same, in the same order, and v is evaluated once before the walk instead of
+    once per member (it cannot fault and nothing changes while an aggregate is evaluated)."""
+    for node in _all_nodes(an.p.module.decls):
+        if not isinstance(node, ast.Agg | ast.Comp) or not isinstance(node.iter, ast.Name) \
+                or not isinstance(node.cond, ast.BinOp) or node.cond.op != "==":
+            continue
+        ref = an.p.refs.get(node.iter)
+        if ref is None or ref[0] != "enum_all":
+            continue
+        slot = an.p.slots[node]
+        test = node.cond
+        for attr, v in ((test.left, test.right), (test.right, test.left)):
+            if not (isinstance(attr, ast.Attr) and isinstance(attr.obj, ast.Name)
+                    and an.p.refs.get(attr.obj) == ("local", slot)):
+                continue
+            fref = an.p.refs.get(attr)
+            if fref is None or fref[0] != "field" or fref[1] != ref[1]:
+                continue
+            ft = an.p.enums[ref[1]].fields[fref[2]][1]
+            if ft.kind in ("enum", "bool", "int") and slot not in an.free(v) and an._ok(v):
+                plan.field_walks[id(node)] = (ref[1], fref[2], v)
+                break
 
 
 def _match_extreme(an, e: ast.Agg) -> tuple | None:
@@ -1241,8 +1275,8 @@ def _ways_into(code) -> dict[int, int]:
 
 PASSES = (plan_int_ranges, plan_dense_tables, plan_phase_sets, plan_cached_defs, plan_keyed_defs,
           plan_inlining, plan_options, plan_domain_filters, plan_reused_any, plan_mask_patterns,
-          plan_flow, plan_resume_in_apply, plan_shared_any, plan_peel_sets, plan_path_rows,
-          plan_member_removes, plan_bounded_updates)
+          plan_field_walks, plan_flow, plan_resume_in_apply, plan_shared_any, plan_peel_sets,
+          plan_path_rows, plan_member_removes, plan_bounded_updates)
 
 
 def run_passes(an, plan: Plan) -> Plan:

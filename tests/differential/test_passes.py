@@ -879,11 +879,14 @@ def test_ranks_and_folded_constants_in_lockstep(variant, params):
             ends[where] = ends.get(where, 0) + 1
     assert ends.get(None, 0) > 0
     # risk() compares with top while it is none: offered only in Calm mode, and only to a
-    # player who took cards (none can be taken with cap 0)
+    # player who took cards (none can be taken with cap 0); cash_in(Hearts) asks worth(7)
+    # inside suit_worth's walk of the Hearts (a card was taken: lead is set)
     params = params or {}
     calm = params.get("mode", "Wild" if variant else "Calm") == "Calm"
+    took = params.get("cap") != 0
     assert {os.path.basename(w) for w in ends if w is not None} == \
-        ({"ranks.rules:42:45"} if calm and params.get("cap") != 0 else set())
+        ({"ranks.rules:53:45"} if calm and took else set()) | \
+        ({"ranks.rules:58:38"} if took else set())
 
 
 def test_ranks_and_folded_constants_are_used():
@@ -903,3 +906,11 @@ def test_ranks_and_folded_constants_are_used():
     wild = compile_program(rulelang.check_file(RANKS, variant="wild"))
     legal = wild[wild.index("def legal_take(s):"):wild.index("def text_take(")]
     assert "bit_count" not in legal  # `mode == Wild` makes every member a candidate
+    # the filtered walks (plan_field_walks); led()'s lead may be none: tested on every card
+    for line in ("for v_suited__c in MEMBERS_Card_suit[_t2]:",
+                 "for v_faces__c in MEMBERS_Card_face[True]:",
+                 "for v_pips_held__c in MEMBERS_Card_pips.get(_t7, ()):",
+                 "for v_suit_worth__c in MEMBERS_Card_suit[_l_s]:", "for v_led__c in range(6):"):
+        assert line in src, line
+    assert "MEMBERS_Card_suit = ((0, 2, 5), (1, 4), (3,))" in src
+    assert "MEMBERS_Card_pips = {1: (0,), 2: (1,), 3: (2,), 4: (3,), 5: (4,), 7: (5,)}" in src

@@ -1645,6 +1645,74 @@ class Gen:
         self.features |= {"tuple-keyed def", "domain filter", "argument check"}
         return ["  " + line for line in body]
 
+    def rank_decl(self, decl: list[str], configs: list[dict]) -> list[str]:
+        """A section, returned as flow lines (its declarations go to `decl`), for three rewrites
+        of the code generator that only fixtures reached before:
+        - count/any/all of `y < x` (any of < <= > >=, y on either side) over a set of enum
+          members, taken from the set's mask (passes._match_below), for x a parameter of a def
+          and an option's parameter, over a set that empties and fills;
+        - aggregates and comprehensions over every member of an enum filtered by `c.w == v`
+          (either side) walking only the members with that field value (plan_field_walks), for
+          v a value no member may have, with an element that faults for one value of w in
+          programs with faults;
+        - comparisons of an enum parameter chosen at load with a member (folded with the
+          `and` / `or` and `if` around them: exprs._folded); the section's parameter gets a
+          random value in the configurations that vary parameters."""
+        en = self.name("Rk")
+        members = self.weighted_enum(en, decl)
+        mode = self.name("rmode")
+        decl.append(f"param {mode}: {en} = {self.pick(members)}")
+        for config in configs[1:]:
+            if self.chance(0.7):
+                config["params"][mode] = self.pick(members)
+        deck, pts, last = self.name("rd"), self.name("rp"), self.name("rl")
+        decl.append(f"state {{ {deck}: set<{en}> = {{{', '.join(members)}}} "
+                    f"{pts}: int[player] = 0 {last}: int = {self.r.randint(0, 3)} }}")
+        ops = ("<", "<=", ">", ">=")
+        x, y, c, q, v = (self.name(k) for k in ("rx", "ry", "rc", "rq", "rv"))
+
+        def test(a: str, b: str) -> str:
+            op = self.pick(ops)
+            return f"{a} {op} {b}" if self.chance(0.5) else f"{b} {op} {a}"
+        below, some, every, walk, kinds = (self.name(k) for k in ("rb", "rs", "re", "rw", "rn"))
+        decl.append(f"def {below}({x}: {en}) -> int = count({test(y, x)} for {y} in {deck})")
+        decl.append(f"def {some}({x}: {en}) -> bool = any({test(y, x)} for {y} in {deck})")
+        decl.append(f"def {every}({x}: {en}) -> bool = all({test(y, x)} for {y} in {deck})")
+        bad = self.r.randint(0, 3) if self.faults > 0 and self.chance(0.6) else 9
+        eq = f"{c}.w == {v}" if self.chance(0.5) else f"{v} == {c}.w"
+        decl.append(f"def {walk}({v}: int) -> int = sum(12 // ({c}.w - {bad}) for {c} in {en} "
+                    f"if {eq})")
+        decl.append(f"def {kinds}({v}: int) -> set<{en}> = {{{c} for {c} in {en} if {eq}}}")
+        who, i, g = self.name("rw"), self.name("ri"), self.name("rg")
+        m1, m2 = self.pick(members), self.pick(members)
+        choose = [
+            f"choose {who} {{",
+            f"  {self.name('op')}({g}: {en} in {deck}) when {below}({g}) < {self.r.randint(1, 3)}"
+            f" or ({mode} == {m1} and {some}({g})) {{",
+            f"    remove {g} from {deck}",
+            f"    {pts}[{who}] += {below}({g}) + (if {mode} != {m2} then {walk}({g}.w) else 1)",
+            "  }",
+            f"  {self.name('op')}({g}: {en}) when {g} not in {deck} and ({every}({g}) "
+            f"or {mode} == {m2}) {{",
+            f"    add {g} to {deck}",
+            f"    {last} = {walk}({self.r.randint(0, 4)}) + len({kinds}({last} % 5))",
+            "  }",
+            f"  {self.name('op')}() when {mode} == {m1} or {mode} != {m2} {{",
+            f"    {pts}[{who}] += count({c} in {deck} for {c} in {en} if {eq.replace(v, last)})",
+            "  }",
+            f"  {self.name('op')}() {{",
+            f"    {pts}[{who}] += 1",
+            "  }",
+            "}"]
+        body = [f"let {who}: player = players[0]", f"let {i} = 0",
+                f"while {i} < {self.r.randint(6, 16)} {{",
+                *["  " + line for line in choose],
+                f"  {i} += 1",
+                f"  {who} = next_seat({who})",
+                "}"]
+        self.features |= {"rank over a mask", "field walk", "folded comparison"}
+        return ["  " + line for line in body]
+
     def program(self) -> Case:
         out = [f"# random program, seed {self.seed}", f"game R{self.seed}"]
         self.lo_players = self.r.randint(1, 2)
@@ -1687,6 +1755,8 @@ class Gen:
             flow[1:1] = self.edge_decl(decl)
         if self.chance(0.15):  # drawn after all the rest: the programs before are unchanged
             flow[1:1] = self.tuple_decl(decl)
+        if self.chance(0.15):  # drawn after all the rest: the programs before are unchanged
+            flow[1:1] = self.rank_decl(decl, configs)
         text = "\n".join(out + decl + phases + standing + flow + tail) + "\n"
         return Case(self.seed, text, configs, set(self.features))
 

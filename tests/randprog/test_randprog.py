@@ -40,6 +40,7 @@ REQUIRED = {
     "domain def", "domain option", "path option", "set of bool", "wide peel",
     "and with kept def", "empty tests", "array item near the int limit",
     "aggregate with an invariant operand", "tuple-keyed def", "domain filter", "argument check",
+    "rank over a mask", "field walk", "folded comparison",
 }
 
 
@@ -202,6 +203,38 @@ def test_tuple_sections_meet_the_rewrites():
                                  r"<= LIMIT_INT:", src, re.M))
     assert sections >= 30 and keyed == sections and folded == sections \
         and inline == sections, (sections, keyed, folded, inline)
+
+
+def test_rank_sections_meet_the_rewrites():
+    """gen.rank_decl's shapes reach the three rewrites they are there for: its counts and tests
+    of `y < x` over a set are taken from the mask (passes._match_below), its aggregates and
+    comprehension over the enum filtered by `c.w == v` walk MEMBERS_ tables (plan_field_walks),
+    and its decision's legal function compares no two constants (its parameter, chosen at
+    load, against members: folded)."""
+    import re
+
+    from rulelang import check_text
+    from rulelang.codegen.emitter import Emitter
+    from rulelang.codegen.module import compile_program
+    from rulelang.consts import Constants
+    from rulelang.lower import lower
+
+    sections = below = walks = folded = 0
+    for seed in range(300):
+        case = generate(seed)
+        if "field walk" not in case.features:
+            continue
+        p = check_text(case.text, "random.rules")
+        sections += 1
+        plan = Emitter(p, lower(p), Constants(p)).plan
+        below += sum(m[0] == "below" for m in plan.patterns.values()) >= 3
+        src = compile_program(p)
+        walks += len(re.findall(r"for v_\w*rc\d+ in MEMBERS_Rk\d+_w\.get\(", src)) >= 3
+        first = re.search(r"choose rw\d+ \{\n *(op\d+)\(", case.text).group(1)
+        legal = src[src.index(f"def legal_{first}(s"):src.index(f"def text_{first}(")]
+        folded += not re.search(r"\(\d+ (==|!=) \d+\)", legal) and "rmode" not in legal
+    assert sections >= 30 and below == walks == folded == sections, \
+        (sections, below, walks, folded)
 
 
 def test_switched_off_house_rules_are_generated():
