@@ -6,6 +6,7 @@ import re
 
 from rulelang import ast
 from rulelang import types as T
+from rulelang.codegen.passes import LISTING_MEMO
 from rulelang.codegen.support import (
     Code,
     Ctx,
@@ -274,10 +275,56 @@ class DecisionPrinter:
         # (ExprPrinter.known_not_none): each test is a guard of everything printed after it
         facts_from = len(self._not_none)
         try:
+            if op.memo_keys is not None:
+                return self._memo_lines(oi, opt, fn, pre, shared, c, m, names, levels, op, doms,
+                                        placed)
             return self._option_lines(oi, opt, fn, pre, shared, c, m, names, levels, op, doms,
                                       placed)
         finally:
             del self._not_none[facts_from:]
+
+    def _memo_lines(self, oi, opt, fn, pre, shared, c, m, names, levels, op, doms, placed):
+        """An option listed once per value of its keys (passes.plan_listing_memo): the keys
+        are evaluated first; the pairs made for the same values before are taken from the
+        module's LISTED_ dict, else the option is listed into a new list (its tests read the
+        keys' temporaries), which the dict keeps."""
+        memo = f"LISTED_{self._prefix}_{ident(opt.name)}"
+        sk = Sink(fn, 1)
+        hoist = _Hoist([pre], levels, -1, shared)
+        codes = []
+        for e, rn in op.memo_keys:
+            code = self._conjunct(e, rn, c.py, {}, sk, hoist, self._key_code)
+            codes.append(code)
+        key = fn.tmp()
+        tup = "".join(f"{x}, " for x in codes)
+        sk.emit(f"{key} = {codes[0] if len(codes) == 1 else '(' + tup + ')'}")  # (none: ())
+        got = fn.tmp()
+        saved = self._out
+        self._out = got
+        try:
+            inner = self._option_lines(oi, opt, fn, pre, shared, c, m, names, levels, op, doms,
+                                       placed)
+        finally:
+            self._out = saved
+            self._listing_known = {}
+        if not inner:
+            return []
+        self._tables.append(f"{memo} = {{}}")
+        return [*sk.lines, f"    {got} = {memo}.get({key})", f"    if {got} is None:",
+                f"        {got} = []", *["    " + x for x in inner],
+                f"        if len({memo}) < {LISTING_MEMO}:", f"            {memo}[{key}] = {got}",
+                f"    {self._out}.extend({got})"]
+
+    def _key_code(self, e, c: Ctx) -> str:
+        """A key's value in a temporary, which the option's tests read where they would
+        evaluate the key (ExprPrinter.ex)."""
+        code = self.ex(e, c)
+        if not is_simple(code):
+            t = c.sink.tmp()
+            c.sink.emit(f"{t} = {code}")
+            code = Code(t, simple=True)
+        self._listing_known[self._known_key(e, c)] = code
+        return code
 
     def _option_lines(self, oi, opt, fn, pre, shared, c, m, names, levels, op, doms, placed):
         """The lines of _option after its constant tables: level -1 guards as nested ifs, then
@@ -360,10 +407,10 @@ class DecisionPrinter:
                 if not sub and not rn:
                     self._not_none.extend(self._none_facts(a, "and"))
         if size is not None:
-            lines.append("    " * ind + f"out.append({table}[{names[0]}])")
+            lines.append("    " * ind + f"{self._out}.append({table}[{names[0]}])")
         else:
             args = "(" + "".join(f"{n}, " for n in names) + ")"
-            lines.append("    " * ind + f"out.append(({oi}, {args}))")
+            lines.append("    " * ind + f"{self._out}.append(({oi}, {args}))")
         for pos, sk in reversed(inserts):
             lines[pos:pos] = sk.lines
         return lines

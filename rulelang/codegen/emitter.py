@@ -62,6 +62,10 @@ class Emitter(Analysis, ExprPrinter, AggregatePrinter, StmtPrinter, FlowPrinter,
         self._pc = -1  # the decision being printed
         self._tables: list[str] = []  # its constant tables
         self._known_any: dict[int, str] = {}  # id(any-aggregate) -> code reusing an option
+        # the keys of the option being listed through its memo (passes.plan_listing_memo):
+        # (id(expression), codes of the slots it reads) -> the temporary holding its value
+        self._listing_known: dict[tuple, str] = {}
+        self._out = "out"  # the list the option being printed appends its pairs to
         # flow test being printed: id(any-aggregate) -> list keeping its passing members, and
         # the decision right after the test, with that list (passes.plan_shared_any)
         self._capture_any: dict[int, str] = {}

@@ -238,6 +238,10 @@ class ExprPrinter:
 
     # -- expressions
     def ex(self, e, c: Ctx) -> str:
+        if self._listing_known:
+            known = self._listing_known.get(self._known_key(e, c))
+            if known is not None:
+                return known
         if c.hoist is not None and c.sink is not None:
             code = self.try_hoist(e, c)
             if code is not None:
@@ -246,6 +250,11 @@ class ExprPrinter:
         if fn is None:
             raise EmitError(f"no emitter for {type(e).__name__}")
         return fn(e, c)
+
+    def _known_key(self, e, c: Ctx) -> tuple:
+        """e, with the code of each local slot it reads (the same expression printed where
+        those slots stand for the same code has the same value)."""
+        return (id(e), tuple(str(c.py.get(s)) for s in sorted(self.free(e))))
 
     def ex_not(self, e, c: Ctx) -> str:
         """Code of `not e`, with comparisons flipped instead of negated (ints are totally

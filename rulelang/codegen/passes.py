@@ -75,6 +75,10 @@ class OptionPlan:
     # leading `x in S` / `x not in S` tests of a set domain's own parameter x, folded into the
     # domain's mask (plan_domain_filters): level -> [(S, keep members of S, rename)]
     filters: dict[int, list[tuple[object, bool, dict]]] = field(default_factory=dict)
+    # the values its listing depends on besides its parameters (plan_listing_memo): each a
+    # sub-expression of a conjunct that reads no parameter, with the conjunct's rename; None:
+    # listed afresh at every call
+    memo_keys: list[tuple[object, dict]] | None = None
 
 
 @dataclass
@@ -587,6 +591,108 @@ def plan_field_walks(an, plan: Plan) -> None:
             if ft.kind in ("enum", "bool", "int") and slot not in an.free(v) and an._ok(v):
                 plan.field_walks[id(node)] = (ref[1], fref[2], v)
                 break
+
+
+# builtins whose value depends on their arguments only
+_PURE_BUILTINS = ("min", "max", "abs", "ceil_div", "round_up", "round_down")
+# the most values a listing is kept for (per option; a game asks a few tens)
+LISTING_MEMO = 256
+
+
+def plan_listing_memo(an, plan: Plan) -> None:
+    """An option whose parameters all walk fixed domains (constant int ranges, every member of
+    an enum or both bools) and whose `when` reads state (or outside locals, or the number of
+    players) only through sub-expressions that read none of its parameters and cannot fault
+    (the keys: Automobile's place_dealers(lux, mid, eco), whose only such part is
+    dealers_placed(p); Acquire's dispose(sell, trade), with shares[q][d] and bank[survivor]):
+    its list of (option, args) pairs depends on the keys' values only, so the module keeps
+    the list made for each tuple of key values (at most LISTING_MEMO of them, in a dict of the
+    module, which is made for one variant and one set of parameters) and a listing with known
+    keys extends `out` with it. Safe: the keys are evaluated before the option's loops, where
+    they cannot fault and have the values the tests would read (a listing changes nothing);
+    every other part of the tests is a function of the parameters and the keys (operators,
+    fields, constants, tables and defs that read no state), so the same keys give the same
+    pairs; a listing that faults stores nothing (the next one faults again, at the same place,
+    as in the interpreter). A decision listed from the test before it (plan_shared_any) keeps
+    its own listing."""
+    listed = {(cpc, oi) for cpc, oi, _ag in plan.shared_any.values()}
+    for (pc, oi), op in plan.options.items():
+        if pc == "standing" or (pc, oi) in listed:
+            continue
+        opt = an.low.code[pc].node.options[oi]
+        keys = _listing_keys(an, opt, op)
+        if keys is not None:
+            op.memo_keys = keys
+
+
+def _listing_keys(an, opt: ast.Option, op: OptionPlan) -> list | None:
+    if not opt.params or opt.when is None or op.table_size is not None or op.filters \
+            or op.unsafe_domain >= 0:
+        return None
+    for prm, dom in zip(opt.params, op.domains):
+        kind = an.p.slot_types[an.p.slots[prm]].kind
+        if not (dom.kind == "range" or (dom.kind == "type" and kind in ("enum", "bool"))):
+            return None
+    params = {an.p.slots[prm] for prm in opt.params}
+    keys: list = []
+    for tests in op.placed.values():
+        for a, _brk, _sub, rn in tests:
+            if not _split_keys(an, a, rn, params, keys):
+                return None
+    unique = list({_canon(an, e, rn): (e, rn) for e, rn in keys}.values())
+    return unique if len(unique) <= 4 else None
+
+
+def _reads_game(an, e, seen: set) -> bool:
+    """Whether e (or a def it calls) reads state or the players."""
+    for node in _all_nodes(e):
+        ref = an.p.refs.get(node) if hasattr(node, "span") else None
+        if ref is None:
+            continue
+        if ref[0] in ("state", "num_players", "players"):
+            return True
+        if ref[0] == "def" and isinstance(node, ast.Call) and ref[1] not in seen:
+            seen.add(ref[1])
+            if _reads_game(an, an.p.defs[ref[1]].body, seen):
+                return True
+    return False
+
+
+def _split_keys(an, e, rn: dict, params: set, keys: list) -> bool:
+    """Adds to keys the largest sub-expressions of e that read no option parameter but read
+    the game (plan_listing_memo); False if the game is read some other way."""
+    free = _free_in(an, e, rn)
+    if not free & params:
+        if free or _reads_game(an, e, set()):  # (an outside local, state or the players)
+            t = T.strip(an.t(e))
+            plain = t.kind in ("int", "bool", "enum", "player") or (
+                t.kind == "set" and t.elem is not None
+                and t.elem.kind in ("enum", "bool", "player"))  # (a bit mask: hashable)
+            if not plain or not an.safe(e):
+                return False
+            keys.append((e, rn))
+        return True
+    parts: list
+    if isinstance(e, ast.Name):
+        return True  # a parameter (or a def's parameter standing for one)
+    if isinstance(e, ast.BinOp):
+        parts = [e.left, e.right]
+    elif isinstance(e, ast.Not | ast.Neg):
+        parts = [e.operand]
+    elif isinstance(e, ast.CondExpr):
+        parts = [e.cond, e.then, e.orelse]
+    elif isinstance(e, ast.Attr):
+        parts = [e.obj]
+    elif isinstance(e, ast.Call):
+        ref = an.p.refs.get(e, ("",))
+        pure = ref[0] == "table" or (ref[0] == "builtin" and ref[1] in _PURE_BUILTINS) or (
+            ref[0] == "def" and not _reads_game(an, an.p.defs[ref[1]].body, {ref[1]}))
+        if not pure:
+            return False
+        parts = list(e.args)
+    else:
+        return False
+    return all(_split_keys(an, x, rn, params, keys) for x in parts)
 
 
 def _match_extreme(an, e: ast.Agg) -> tuple | None:
@@ -1275,8 +1381,8 @@ def _ways_into(code) -> dict[int, int]:
 
 PASSES = (plan_int_ranges, plan_dense_tables, plan_phase_sets, plan_cached_defs, plan_keyed_defs,
           plan_inlining, plan_options, plan_domain_filters, plan_reused_any, plan_mask_patterns,
-          plan_field_walks, plan_flow, plan_resume_in_apply, plan_shared_any, plan_peel_sets,
-          plan_path_rows, plan_member_removes, plan_bounded_updates)
+          plan_field_walks, plan_flow, plan_resume_in_apply, plan_shared_any, plan_listing_memo,
+          plan_peel_sets, plan_path_rows, plan_member_removes, plan_bounded_updates)
 
 
 def run_passes(an, plan: Plan) -> Plan:

@@ -34,6 +34,7 @@ LOOP_READS = os.path.join(ROOT, "tests", "fixtures", "loopreads.rules")
 BOUNDS = os.path.join(ROOT, "tests", "fixtures", "bounds.rules")
 COND_INLINE = os.path.join(ROOT, "tests", "fixtures", "condinline.rules")
 RANKS = os.path.join(ROOT, "tests", "fixtures", "ranks.rules")
+LISTINGS = os.path.join(ROOT, "tests", "fixtures", "listings.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES, new_vars=None,
@@ -914,3 +915,35 @@ def test_ranks_and_folded_constants_are_used():
         assert line in src, line
     assert "MEMBERS_Card_suit = ((0, 2, 5), (1, 4), (3,))" in src
     assert "MEMBERS_Card_pips = {1: (0,), 2: (1,), 3: (2,), 4: (3,), 5: (4,), 7: (5,)}" in src
+
+
+@pytest.mark.parametrize("params", [None, {"faulty": True}, {"limit": 0}],
+                         ids=["base", "faulty", "limit0"])
+def test_listing_memo_in_lockstep(params):
+    """One module, games of 2, 3 and 4 players in turn: the kept listings are shared."""
+    ends: dict = {}
+    for seed in range(10):
+        for players in (2, 3, 4):
+            _steps, where = _play(players, seed, LISTINGS, params=params)
+            ends[where] = ends.get(where, 0) + 1
+    game = rulelang.load(LISTINGS, params=params, backend="compiled")
+    kept = game.new_game.__func__.__globals__
+    if params == {"faulty": True}:  # paint's fee(10), found while listing
+        assert {os.path.basename(w) for w in ends if w} == {"listings.rules:42:36"}
+        assert ends.get(None, 0) == 0
+        assert len(kept["LISTED_stack_paint"]) == 4  # tick % 5 is the key: 3 is never kept
+    else:
+        assert set(ends) == {None}
+        assert len(kept["LISTED_stack_stack"]) == 256  # more values came than it keeps
+        assert len(kept["LISTED_stack_paint"]) == 1  # (no key that varies: one listing)
+
+
+def test_listing_memo_is_used():
+    src = compile_program(rulelang.check_file(LISTINGS))
+    legal = src[src.index("def legal_stack(s):"):src.index("def text_stack(")]
+    for name in ("stack", "paint", "flag", "bump"):
+        assert f"LISTED_stack_{name}.get(" in legal, name
+    assert "LISTED_stack_take" not in src
+    assert "_t4 = (_t2, _t3, s.n, )" in legal  # spent(p), the bound with tick, the players
+    auto = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "automobile.rules")))
+    assert "LISTED_build_place_dealers.get(" in auto
