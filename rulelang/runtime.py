@@ -73,6 +73,22 @@ def fault_none(where):
     raise RulesRuntimeError("value is none", where)
 
 
+def no_none_in(v, levels, where):
+    """v, a list or array kept where its elements at nesting level i may not be none when
+    levels[i] (types.none_levels): the fault "value is none" at `where` if one is. (v itself
+    may be none where its type allows it.)"""
+    if v is None:
+        return v
+    must, rest = levels[0], levels[1:]
+    for x in v:
+        if x is None:
+            if must:
+                fault_none(where)
+        elif rest:
+            no_none_in(x, rest, where)
+    return v
+
+
 def fault_set_none(where):
     raise RulesRuntimeError("a set cannot hold none", where)
 

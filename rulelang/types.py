@@ -71,6 +71,22 @@ def strip(t: Type) -> Type:
     return t.elem if t.kind == "opt" else t
 
 
+def none_levels(have: Type, want: Type) -> tuple[bool, ...] | None:
+    """For a list or array of type `have` kept where `want` is expected: per level of nesting,
+    whether `want` forbids a none among the elements there, when `have` may hold one at such a
+    level (else None: there is nothing to check). `x: int = e` checks e's value; `xs:
+    int[Colour] = [c => path_cost(...) for c in Colour]` must check every element the same way."""
+    levels: list[bool] = []
+    found = False
+    have, want = strip(have), strip(want)
+    while want.kind in ("list", "array") and have.kind in ("list", "array"):
+        must = want.elem.kind not in ("opt", "none", "any")
+        levels.append(must)
+        found = found or (must and have.elem.kind in ("opt", "none"))
+        have, want = strip(have.elem), strip(want.elem)
+    return tuple(levels) if found else None
+
+
 def is_discrete(t: Type) -> bool:
     """Finite, ordered domains: usable as array indexes, set elements and action parameters."""
     return t.kind in ("player", "enum", "bool")

@@ -81,6 +81,9 @@ class ExprPrinter:
             code = self.ex(e, c)
         else:
             code = self.nn(e, c)
+        levels = T.none_levels(self.t(e), want)
+        if levels is not None:  # a list or array whose elements may be none where it may not
+            code = f"no_none_in({code}, {levels!r}, {self.L(e.span)})"
         return self.owned(e, code)
 
     def kept(self, e, code: str) -> str:
@@ -800,6 +803,10 @@ class ExprPrinter:
         for i, (a, f) in enumerate(zip(e.args, d.params)):
             want = self.p.slot_types[self.p.slots[f]]
             part = self._part_ex(a) if want.kind in ("opt", "none", "any") else self._part_nn(a)
+            nones = T.none_levels(self.t(a), want)
+            if nones is not None:  # (conv's check of the elements, written out)
+                part = ((lambda cc, fn=part[0], a=a, lv=nones:
+                         f"no_none_in({fn(cc)}, {lv!r}, {self.L(a.span)})"), False)
             if self.may_exceed(a):
                 if want.kind == "int" and not self.fits(a, self._int_env) and all(
                         self.safe(b) and not self.may_exceed(b) for b in e.args[i + 1:]):

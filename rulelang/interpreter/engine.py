@@ -303,7 +303,7 @@ class Game:
             if block:
                 body = ev.block_fn(d.body)
             else:
-                body = ev.fn(d.body)
+                body = ev.elems_checked(ev.fn(d.body), d.body, self.program.def_ret[d.name])
                 if self.program.def_ret[d.name].kind not in ("opt", "none", "any"):
                     where = self.constants.locs[d.body]
             out = self._def_parts[d] = (tuple(self.program.slots[p] for p in d.params), body,
@@ -866,6 +866,10 @@ class _Evaluator(ExprEvaluator):
             value, node = r
             if value is None and self.p.def_ret[d.name].kind not in ("opt", "any"):
                 runtime.fault_none(loc(node.value.span))
+            if type(value) in (list, tuple):  # (its elements: conv() written out)
+                levels = T.none_levels(self.p.types[node.value], self.p.def_ret[d.name])
+                if levels is not None:
+                    runtime.no_none_in(value, levels, loc(node.value.span))
             return value
         v = body(self, local)
         if v is None and where is not None:  # conv() written out
