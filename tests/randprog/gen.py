@@ -1636,14 +1636,8 @@ class Gen:
             f"    {pts}[{who}] += 1",
             "  }",
             "}"]
-        body = [f"let {who}: player = players[0]", f"let {i} = 0",
-                f"while {i} < {self.r.randint(6, 16)} {{",
-                *["  " + line for line in choose],
-                f"  {i} += 1",
-                f"  {who} = next_seat({who})",
-                "}"]
         self.features |= {"tuple-keyed def", "domain filter", "argument check"}
-        return ["  " + line for line in body]
+        return self.rounds(who, i, choose)
 
     def rank_decl(self, decl: list[str], configs: list[dict]) -> list[str]:
         """A section, returned as flow lines (its declarations go to `decl`), for three rewrites
@@ -1704,13 +1698,17 @@ class Gen:
             f"    {pts}[{who}] += 1",
             "  }",
             "}"]
+        self.features |= {"rank over a mask", "field walk", "folded comparison"}
+        return self.rounds(who, i, choose)
+
+    def rounds(self, who: str, i: str, choose: list[str]) -> list[str]:
+        """Flow lines of a section: 6 to 16 rounds of its `choose`, the players in turn."""
         body = [f"let {who}: player = players[0]", f"let {i} = 0",
                 f"while {i} < {self.r.randint(6, 16)} {{",
                 *["  " + line for line in choose],
                 f"  {i} += 1",
                 f"  {who} = next_seat({who})",
                 "}"]
-        self.features |= {"rank over a mask", "field walk", "folded comparison"}
         return ["  " + line for line in body]
 
     def program(self) -> Case:
