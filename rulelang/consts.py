@@ -407,8 +407,8 @@ class ExprEvaluator:
         v = self.fn(e)(self, env)
         if v is None and want.kind not in ("opt", "none", "any"):
             runtime.fault_none(self.at(e))
-        levels = T.none_levels(self.p.types[e], want)
-        if levels is not None and v is not None:
+        levels = self.none_levels(e, want)
+        if levels is not None:
             runtime.no_none_in(v, levels, self.at(e))
         return v
 
@@ -453,15 +453,19 @@ class ExprEvaluator:
     def elems_checked(self, f, e, want: T.Type):
         """f (e's function), or f checking that the list or array it gives holds no none where
         `want` forbids one (types.none_levels)."""
-        levels = T.none_levels(self.p.types[e], want)
+        levels = self.none_levels(e, want)
         if levels is None:
             return f
         where, check = self.at(e), runtime.no_none_in
 
         def checked(ev, env):
-            v = f(ev, env)
-            return v if v is None else check(v, levels, where)
+            return check(f(ev, env), levels, where)
         return checked
+
+    def none_levels(self, e, want: T.Type):
+        """types.none_levels for e's value kept where `want` is expected."""
+        t = self.p.types.get(e)
+        return None if t is None else T.none_levels(t, want)
 
     def known_value(self, e):
         """e's value if it is fixed when e's parent's function is made (a literal, an enum
@@ -736,7 +740,7 @@ class ExprEvaluator:
                 (self.elems_checked(self.fn(a), a, want),
                  None if want.kind in ("opt", "none", "any") else self.at(a),
                  self.at(a) if self.k.growth(a) else None,
-                 self.local_slot(a) if T.none_levels(self.p.types[a], want) is None else None)
+                 self.local_slot(a) if self.none_levels(a, want) is None else None)
                 for a, want in zip(e.args, wants))
             if len(specs) > 2 and all(s is not None and g is None for _f, _n, g, s in specs):
                 # every argument names a local (none grown): all read at once, and a none

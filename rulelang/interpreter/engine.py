@@ -867,7 +867,7 @@ class _Evaluator(ExprEvaluator):
             if value is None and self.p.def_ret[d.name].kind not in ("opt", "any"):
                 runtime.fault_none(loc(node.value.span))
             if type(value) in (list, tuple):  # (its elements: conv() written out)
-                levels = T.none_levels(self.p.types[node.value], self.p.def_ret[d.name])
+                levels = self.none_levels(node.value, self.p.def_ret[d.name])
                 if levels is not None:
                     runtime.no_none_in(value, levels, loc(node.value.span))
             return value
