@@ -295,13 +295,16 @@ class Game:
     def def_parts(self, d: ast.DefDecl) -> tuple:
         """The frame slots of a def's parameters; the function of its body (an expression's,
         or a block's); whether the body is a block; and where a none an expression body gives
-        is a fault (None if its return type allows none)."""
+        is a fault (None if its return type allows none; for a block, True when it returns a
+        list or array, whose elements _run_def checks)."""
         out = self._def_parts.get(d)
         if out is None:
             ev, where = _Evaluator(self, None), None
             block = isinstance(d.body, ast.Block)
             if block:
                 body = ev.block_fn(d.body)
+                if T.strip(self.program.def_ret[d.name]).kind in ("list", "array"):
+                    where = True
             else:
                 body = ev.elems_checked(ev.fn(d.body), d.body, self.program.def_ret[d.name])
                 if self.program.def_ret[d.name].kind not in ("opt", "none", "any"):
@@ -866,7 +869,7 @@ class _Evaluator(ExprEvaluator):
             value, node = r
             if value is None and self.p.def_ret[d.name].kind not in ("opt", "any"):
                 runtime.fault_none(loc(node.value.span))
-            if type(value) in (list, tuple):  # (its elements: conv() written out)
+            if where:  # a list or array: its elements (conv() written out)
                 levels = self.none_levels(node.value, self.p.def_ret[d.name])
                 if levels is not None:
                     runtime.no_none_in(value, levels, loc(node.value.span))
