@@ -295,16 +295,16 @@ class Game:
     def def_parts(self, d: ast.DefDecl) -> tuple:
         """The frame slots of a def's parameters; the function of its body (an expression's,
         or a block's); whether the body is a block; and where a none an expression body gives
-        is a fault (None if its return type allows none; for a block, True when it returns a
-        list or array, whose elements _run_def checks)."""
+        is a fault (None if its return type allows none)."""
         out = self._def_parts.get(d)
         if out is None:
             ev, where = _Evaluator(self, None), None
             block = isinstance(d.body, ast.Block)
             if block:
                 body = ev.block_fn(d.body)
-                if T.strip(self.program.def_ret[d.name]).kind in ("list", "array"):
-                    where = True
+                ret = self.program.def_ret[d.name]
+                if T.strip(ret).kind in ("list", "array"):
+                    body = self._elems_returned(body, ret)
             else:
                 body = ev.elems_checked(ev.fn(d.body), d.body, self.program.def_ret[d.name])
                 if self.program.def_ret[d.name].kind not in ("opt", "none", "any"):
@@ -312,6 +312,21 @@ class Game:
             out = self._def_parts[d] = (tuple(self.program.slots[p] for p in d.params), body,
                                         block, where)
         return out
+
+    def _elems_returned(self, body, ret: T.Type):
+        """A block def's function checking the elements of the list or array it returns
+        (conv() written out: types.none_levels)."""
+        types = self.program.types
+
+        def checked(ev, local):
+            r = body(ev, local)
+            if r is not None and r is not _BREAK:
+                value, node = r
+                levels = T.none_levels(types[node.value], ret)
+                if levels is not None:
+                    runtime.no_none_in(value, levels, loc(node.value.span))
+            return r
+        return checked
 
     def option_types(self, opt: ast.Option) -> tuple[T.Type, ...]:
         return tuple(self.program.slot_types[s] for s in self.option_slots(opt))
@@ -869,10 +884,6 @@ class _Evaluator(ExprEvaluator):
             value, node = r
             if value is None and self.p.def_ret[d.name].kind not in ("opt", "any"):
                 runtime.fault_none(loc(node.value.span))
-            if where:  # a list or array: its elements (conv() written out)
-                levels = self.none_levels(node.value, self.p.def_ret[d.name])
-                if levels is not None:
-                    runtime.no_none_in(value, levels, loc(node.value.span))
             return value
         v = body(self, local)
         if v is None and where is not None:  # conv() written out
