@@ -312,7 +312,13 @@ class ExprPrinter:
 
     def try_hoist(self, e, c: Ctx) -> str | None:
         """A loop-invariant expression that cannot fault, computed once at the outermost loop
-        level where all it reads is bound (None: compute it here)."""
+        level where all it reads is bound (None: compute it here). A key of the option being
+        listed through its memo is already in a temporary, computed where the listing starts
+        (after the lines hoisted before every option): that temporary."""
+        if self._listing_known:
+            known = self._listing_known.get(self._known_key(e, c))
+            if known is not None:
+                return known
         h = c.hoist
         if isinstance(e, ast.Name):
             ref = self.p.refs[e]
