@@ -736,12 +736,13 @@ class ExprEvaluator:
             # limit is (None if the argument cannot have grown).
             # An argument that names a local is read in place (its slot, else None).
             top, bounded = self.int_max, runtime.bounded
+            # (an argument whose elements are checked is not read in place)
             specs = tuple(
-                (self.elems_checked(self.fn(a), a, want),
-                 None if want.kind in ("opt", "none", "any") else self.at(a),
+                (f, None if want.kind in ("opt", "none", "any") else self.at(a),
                  self.at(a) if self.k.growth(a) else None,
-                 self.local_slot(a) if self.none_levels(a, want) is None else None)
-                for a, want in zip(e.args, wants))
+                 self.local_slot(a) if f is self.fn(a) else None)
+                for a, want in zip(e.args, wants)
+                for f in (self.elems_checked(self.fn(a), a, want),))
             if len(specs) > 2 and all(s is not None and g is None for _f, _n, g, s in specs):
                 # every argument names a local (none grown): all read at once, and a none
                 # among them is then found where the loop below would find the first one

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from dataclasses import replace
 
 from rulelang import ast
@@ -81,10 +80,16 @@ class ExprPrinter:
             code = self.ex(e, c)
         else:
             code = self.nn(e, c)
+        return self.owned(e, self.elems_checked(e, code, want))
+
+    def elems_checked(self, e, code: str, want: T.Type) -> str:
+        """code (e's value), checked to hold no none among the elements of a list or array
+        where `want` forbids one (types.none_levels; the interpreter's ExprEvaluator has the
+        same)."""
         levels = T.none_levels(self.t(e), want)
-        if levels is not None:  # a list or array whose elements may be none where it may not
-            code = f"no_none_in({code}, {levels!r}, {self.L(e.span)})"
-        return self.owned(e, code)
+        if levels is None:
+            return code
+        return f"no_none_in({code}, {levels!r}, {self.L(e.span)})"
 
     def kept(self, e, code: str) -> str:
         """Code of e's value where it is kept (bound, stored, passed on): checked against the
@@ -241,10 +246,9 @@ class ExprPrinter:
 
     # -- expressions
     def ex(self, e, c: Ctx) -> str:
-        if self._listing_known:
-            known = self._listing_known.get(self._known_key(e, c))
-            if known is not None:
-                return known
+        known = self._listing_key(e, c)
+        if known is not None:
+            return known
         if c.hoist is not None and c.sink is not None:
             code = self.try_hoist(e, c)
             if code is not None:
@@ -258,6 +262,13 @@ class ExprPrinter:
         """e, with the code of each local slot it reads (the same expression printed where
         those slots stand for the same code has the same value)."""
         return (id(e), tuple(str(c.py.get(s)) for s in sorted(self.free(e))))
+
+    def _listing_key(self, e, c: Ctx) -> str | None:
+        """The temporary holding e's value if e is a key of the option being listed through
+        its memo (DecisionPrinter._memo_lines), else None."""
+        if not self._listing_known:
+            return None
+        return self._listing_known.get(self._known_key(e, c))
 
     def ex_not(self, e, c: Ctx) -> str:
         """Code of `not e`, with comparisons flipped instead of negated (ints are totally
@@ -315,10 +326,9 @@ class ExprPrinter:
         level where all it reads is bound (None: compute it here). A key of the option being
         listed through its memo is already in a temporary, computed where the listing starts
         (after the lines hoisted before every option): that temporary."""
-        if self._listing_known:
-            known = self._listing_known.get(self._known_key(e, c))
-            if known is not None:
-                return known
+        known = self._listing_key(e, c)
+        if known is not None:
+            return known
         h = c.hoist
         if isinstance(e, ast.Name):
             ref = self.p.refs[e]
@@ -515,18 +525,16 @@ class ExprPrinter:
             return f"concat({a}, {b}, LIMIT_COLLECTION, {self.L(e.span)})"
         return entry.emit(a, b, where, T.strip(self.t(e.left)).kind == "set")
 
-    _COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-                ">": operator.gt, ">=": operator.ge}
-
-    @classmethod
-    def _folded(cls, op: str, a: str, b: str) -> Code | None:
+    @staticmethod
+    def _folded(op: str, a: str, b: str) -> Code | None:
         """A comparison of two constants (folded parameters, enum members, literals: Python
-        ints and bools, neither of which can fault), as the constant it denotes: `map ==
-        Benelux` on a map chosen at load. None if either side is not such a constant."""
+        ints and bools, neither of which can fault), as the constant it denotes, by the
+        operator's own function in the semantics table: `map == Benelux` on a map chosen at
+        load. None if either side is not such a constant."""
         va, vb = const_of(a), const_of(b)
         if type(va) not in (int, bool) or type(vb) not in (int, bool):
             return None
-        v = cls._COMPARE[op](va, vb)
+        v = BINARY_OPS[op].pure(va, vb)
         return Code("True" if v else "False", simple=True, const=v)
 
     # len(S) compared with 0 (or 1) -> whether S is empty (op flipped when the literal is left)
@@ -809,10 +817,9 @@ class ExprPrinter:
         for i, (a, f) in enumerate(zip(e.args, d.params)):
             want = self.p.slot_types[self.p.slots[f]]
             part = self._part_ex(a) if want.kind in ("opt", "none", "any") else self._part_nn(a)
-            nones = T.none_levels(self.t(a), want)
-            if nones is not None:  # (conv's check of the elements, written out)
-                part = ((lambda cc, fn=part[0], a=a, lv=nones:
-                         f"no_none_in({fn(cc)}, {lv!r}, {self.L(a.span)})"), False)
+            if T.none_levels(self.t(a), want) is not None:  # (conv's check of the elements)
+                part = ((lambda cc, fn=part[0], a=a, want=want:
+                         self.elems_checked(a, fn(cc), want)), False)
             if self.may_exceed(a):
                 if want.kind == "int" and not self.fits(a, self._int_env) and all(
                         self.safe(b) and not self.may_exceed(b) for b in e.args[i + 1:]):

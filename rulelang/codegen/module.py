@@ -126,15 +126,14 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
             vals = tuple(row[i] for row in consts.enum_fields[name])
             constants.append(f"FIELD_{ident(name)}_{ident(fname)} = "
                              f"{em.literal(vals, T.list_of(ft))}")
-            # the members of each value of the field, in order (passes.plan_field_walks)
-            if ft.kind == "int":
-                groups = {v: tuple(j for j, x in enumerate(vals) if x == v)
-                          for v in sorted(set(vals))}
-                constants.append(f"MEMBERS_{ident(name)}_{ident(fname)} = {_safe_repr(groups)}")
-            elif ft.kind in ("enum", "bool"):
-                n = 2 if ft.kind == "bool" else len(program.enums[ft.name].members)
-                groups = tuple(tuple(j for j, x in enumerate(vals) if x == v) for v in range(n))
-                constants.append(f"MEMBERS_{ident(name)}_{ident(fname)} = {_safe_repr(groups)}")
+            # the members of each value of the field, in order (passes.plan_field_walks): a
+            # dict for an int field, else a tuple indexed by the value
+            if ft.kind in ("int", "enum", "bool"):
+                values = sorted(set(vals)) if ft.kind == "int" else range(
+                    2 if ft.kind == "bool" else len(program.enums[ft.name].members))
+                groups = [(v, tuple(j for j, x in enumerate(vals) if x == v)) for v in values]
+                table = dict(groups) if ft.kind == "int" else tuple(g for _v, g in groups)
+                constants.append(f"MEMBERS_{ident(name)}_{ident(fname)} = {_safe_repr(table)}")
         if info.grid is not None:
             nb = consts.neighbors[name]
             constants.append(f"NEIGHBORS_{ident(name)} = {_safe_repr([list(x) for x in nb])}")
