@@ -1631,13 +1631,9 @@ class Gen:
             f"    {pts}[{who}] = {tri}({big} + {past}) % 7 + "
             f"{duo}({big} + {past}, {after}) % 5",
             f"    {big} -= {self.r.randint(0, 3)}",
-            "  }",
-            f"  {self.name('op')}() {{",
-            f"    {pts}[{who}] += 1",
-            "  }",
-            "}"]
+            "  }"]
         self.features |= {"tuple-keyed def", "domain filter", "argument check"}
-        return self.rounds(who, i, choose)
+        return self.rounds(who, i, choose, pts)
 
     def rank_decl(self, decl: list[str], configs: list[dict]) -> list[str]:
         """A section, returned as flow lines (its declarations go to `decl`), for three rewrites
@@ -1693,16 +1689,14 @@ class Gen:
             "  }",
             f"  {self.name('op')}() when {mode} == {m1} or {mode} != {m2} {{",
             f"    {pts}[{who}] += count({c} in {deck} for {c} in {en} if {eq.replace(v, last)})",
-            "  }",
-            f"  {self.name('op')}() {{",
-            f"    {pts}[{who}] += 1",
-            "  }",
-            "}"]
+            "  }"]
         self.features |= {"rank over a mask", "field walk", "folded comparison"}
-        return self.rounds(who, i, choose)
+        return self.rounds(who, i, choose, pts)
 
-    def rounds(self, who: str, i: str, choose: list[str]) -> list[str]:
-        """Flow lines of a section: 6 to 16 rounds of its `choose`, the players in turn."""
+    def rounds(self, who: str, i: str, choose: list[str], pts: str) -> list[str]:
+        """Flow lines of a section: 6 to 16 rounds of its `choose` (given up to its last option,
+        which is added: a point for the player, always legal), the players in turn."""
+        choose = [*choose, f"  {self.name('op')}() {{", f"    {pts}[{who}] += 1", "  }", "}"]
         body = [f"let {who}: player = players[0]", f"let {i} = 0",
                 f"while {i} < {self.r.randint(6, 16)} {{",
                 *["  " + line for line in choose],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -148,22 +149,29 @@ def test_wide_sections_meet_the_peel_and_the_shared_any():
     assert wide >= 12 and shared >= 5, (wide, shared)
 
 
+def _sections(feature: str, seeds: int = 300):
+    """(case, plan, generated module) of each random program of seeds 0..seeds-1 with the
+    feature (its section of the generator)."""
+    from rulelang import check_text
+    from rulelang.codegen.emitter import Emitter
+    from rulelang.codegen.module import compile_program
+    from rulelang.consts import Constants
+    from rulelang.lower import lower
+
+    for seed in range(seeds):
+        case = generate(seed)
+        if feature in case.features:
+            p = check_text(case.text, "random.rules")
+            yield case, Emitter(p, lower(p), Constants(p)).plan, compile_program(p)
+
+
 def test_edge_sections_meet_the_rewrites():
     """gen.edge_decl's shapes reach the three rewrites they are there for, in the generated
     code: a set's mask tested against 0 for `len(S)` against 0 or 1, the loop-invariant operand
     of an aggregate's element (through a def's parameter) computed before its loop, and `+= lit`
     on an array item checked in a temporary against the top only."""
-    import re
-
-    from rulelang import check_text
-    from rulelang.codegen.module import compile_program
-
     edge = mask = hoist = item = 0
-    for seed in range(200):
-        case = generate(seed)
-        if "empty tests" not in case.features:
-            continue
-        src = compile_program(check_text(case.text, "random.rules"))
+    for _case, _plan, src in _sections("empty tests", 200):
         edge += 1
         mask += bool(re.search(r"v_e[bh]\d+(\[[^\]\n]+\])?\)? [!=]= 0\b", src))
         hoist += bool(re.search(r"^ *_t\d+ = \(_v_ep\d+\[[^\]]+\] (\* 2|% 3|> \d)", src,
@@ -180,24 +188,10 @@ def test_tuple_sections_meet_the_rewrites():
     leading `in` / `not in` tests are folded into the walked mask of their set domain
     (plan_domain_filters), and the int limit of an argument bound to an expanded def's
     parameter is checked where it is bound, not by a call of bounded."""
-    import re
-
-    from rulelang import check_text
-    from rulelang.codegen.emitter import Emitter
-    from rulelang.codegen.module import compile_program
-    from rulelang.consts import Constants
-    from rulelang.lower import lower
-
     sections = keyed = folded = inline = 0
-    for seed in range(300):
-        case = generate(seed)
-        if "tuple-keyed def" not in case.features:
-            continue
-        p = check_text(case.text, "random.rules")
+    for _case, plan, src in _sections("tuple-keyed def"):
         sections += 1
-        plan = Emitter(p, lower(p), Constants(p)).plan
         keyed += {n[:3] for n in plan.keyed_defs} >= {"thd", "trt", "tow"}
-        src = compile_program(p)
         folded += bool(re.search(r"for v_tg\d+ in SMALL_BITS\[_v_tp\d+ & ~_v_to\d+\[", src))
         inline += bool(re.search(r"^ *(_t\d+) = _v_tg\d+ \+ \d+\n *if not LIMIT_INT_MIN <= \1 "
                                  r"<= LIMIT_INT:", src, re.M))
@@ -211,24 +205,10 @@ def test_rank_sections_meet_the_rewrites():
     comprehension over the enum filtered by `c.w == v` walk MEMBERS_ tables (plan_field_walks),
     and its decision's legal function compares no two constants (its parameter, chosen at
     load, against members: folded)."""
-    import re
-
-    from rulelang import check_text
-    from rulelang.codegen.emitter import Emitter
-    from rulelang.codegen.module import compile_program
-    from rulelang.consts import Constants
-    from rulelang.lower import lower
-
     sections = below = walks = folded = 0
-    for seed in range(300):
-        case = generate(seed)
-        if "field walk" not in case.features:
-            continue
-        p = check_text(case.text, "random.rules")
+    for case, plan, src in _sections("field walk"):
         sections += 1
-        plan = Emitter(p, lower(p), Constants(p)).plan
         below += sum(m[0] == "below" for m in plan.patterns.values()) >= 3
-        src = compile_program(p)
         walks += len(re.findall(r"for v_\w*rc\d+ in MEMBERS_Rk\d+_w\.get\(", src)) >= 3
         first = re.search(r"choose rw\d+ \{\n *(op\d+)\(", case.text).group(1)
         legal = src[src.index(f"def legal_{first}(s"):src.index(f"def text_{first}(")]
