@@ -14,7 +14,7 @@ import rulelang
 from rulelang import ast
 from rulelang.interpreter import engine
 from rulelang.interpreter.reads import nodes
-from tests.conftest import RULES
+from tests.conftest import ROOT, RULES
 
 MEMO = """
 game Memo
@@ -553,3 +553,76 @@ def test_the_options_of_a_decision_list_from_one_copy_of_the_frame():
         c.apply_index(k)
         assert s.digest() == c.digest()
     assert s.is_terminal() and c.is_terminal()
+
+
+def _kept_options(game) -> dict:
+    """{option name: the node types of its value keys} for the options game keeps per key."""
+    from rulelang.lower import ChooseAt
+
+    out = {}
+    for ins in game.lowered.code:
+        if isinstance(ins, ChooseAt):
+            for o in ins.node.options:
+                keys = game.value_keys(o)
+                if keys is not None:
+                    out.setdefault(o.name, []).append([type(k).__name__ for k in keys])
+    return out
+
+
+def test_the_options_kept_per_key_on_the_rules_files():
+    """The options whose candidates the interpreter keeps per values of their keys
+    (Game.value_keys): those the code generator keeps too (LISTED_ tables)."""
+    found = {os.path.basename(f): _kept_options(rulelang.load(f, backend="interpreter"))
+             for f in RULES_FILES}
+    assert found == {
+        "acquire.rules": {"dispose": [["Index", "Index"]]},
+        "automobile.rules": {"place_dealers": [["Call"]]},
+        "poder.rules": {"rebid": [["Name"]]},
+        "polanaftowe.rules": {"lobby": [["Index"]], "bid": [["Name", "Index"]],
+                              "deliver": [["Index", "Name"]], "declare": [["Index"], ["Index"]]},
+        "powergrid.rules": {"bid": [["Attr", "Index"], ["Name", "Index"]]},
+    }
+
+
+@pytest.mark.parametrize("faulty", [False, True])
+def test_listings_kept_per_key_play_the_compiled_engines_games(verify, faulty):
+    """tests/fixtures/listings.rules (stack's keys spent(p), a bound with tick % 7 and the
+    number of players; paint's the `if faulty` part; flag's a set; bump's a test of an
+    optional int and the int): the interpreter keeps those four, not take (chips[c] read at
+    its parameter), and every hit is checked against a fresh listing (VERIFY_MEMO). Games of
+    2, 3 and 4 players share the game's lists and match the compiled engine's step by step,
+    with paint's listing faulting alike when its key tick % 5 reaches fee's missing row."""
+    from tests.differential.lockstep import snapshot
+
+    path = os.path.join(ROOT, "tests", "fixtures", "listings.rules")
+    params = {"faulty": faulty}
+    interp = rulelang.load(path, params=params, backend="interpreter")
+    comp = rulelang.load(path, params=params, backend="compiled")
+    assert _kept_options(interp) == {"stack": [["Call", "BinOp", "Name"]], "paint": [["CondExpr"]],
+                                     "flag": [["Name", "BinOp"]], "bump": [["BinOp", "Name"]]}
+    faults = set()
+    for seed in range(6):
+        for players in (2, 3, 4):
+            a, b, rng = interp.new_game(players), comp.new_game(players), random.Random(seed)
+            while not a.is_terminal():
+                assert snapshot(a) == snapshot(b)
+                k = rng.randrange(a.num_choices())
+                errs = []
+                for s in (a, b):
+                    try:
+                        s.apply_index(k)
+                        errs.append(None)
+                    except rulelang.RulesRuntimeError as err:
+                        errs.append(str(err))
+                assert errs[0] == errs[1]
+                if errs[0] is not None:
+                    faults.add(errs[0].split(":")[0] + ":" + errs[0].split(":")[1])
+                    break
+    kept = {o.name: table for o, table in interp.listed.items()}
+    if faulty:  # fee(10) found while listing paint: tick % 5 == 3 is never kept
+        assert {f.rsplit("/", 1)[-1] for f in faults} == {"listings.rules:42"}
+        assert len(kept["paint"]) == 4 and not any(k == (3,) for k in kept["paint"])
+    else:
+        assert not faults
+        assert len(kept["stack"]) == engine.LISTING_MEMO  # more values came than it keeps
+        assert len(kept["paint"]) == 1  # its one key is 0 throughout

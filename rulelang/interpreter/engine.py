@@ -60,7 +60,16 @@ limit:
   domains and `when` test for every candidate, in order, so what was found for the same
   locals and the same values of everything read is found again, without a fault (a listing
   that faults is not remembered). Its trial is that of the other tables. One lookup then
-  stands for every candidate's test (Automobile's build and place_dealers: 27 and 64).
+  stands for every candidate's test (Automobile's build: 27).
+- An option whose parameters run over fixed domains and whose `when` test reads the position
+  (state, players) and outside locals only through parts that read none of its parameters and
+  can never fault (its keys: Game.value_keys) keeps its candidate lists on the game instead,
+  per values of those parts (kept_listing, at most LISTING_MEMO key tuples per option): the
+  rest of the test is a function of the parameters and the keys, so the same key values give
+  the same candidates, and no write drops them. The keys are evaluated first; they cannot
+  fault, and a listing changes nothing, so they have the values the tests would read.
+  Automobile's place_dealers (64 candidates, keyed by dealers_placed(p)), Acquire's dispose,
+  Power Grid's and Pola Naftowe's bids.
 - While a decision's candidates are listed nothing can change the state, and the locals from
   outside its options are fixed. An option's candidates are listed by binding its parameters
   in order, one loop per parameter. The parts of its `when` test (of each operand of its `and`
@@ -133,6 +142,13 @@ from rulelang.runtime import CHANCE, TERMINAL
 # Tests set this to check every memo hit against a fresh evaluation (a stale table fails).
 VERIFY_MEMO = False
 
+# The most key tuples an option's candidate lists are kept for on the game (kept_listing), and
+# the most keys such an option may have.
+LISTING_MEMO = 256
+LISTING_KEYS = 4
+# The builtins whose value is a function of their arguments' values alone.
+_PURE_BUILTINS = frozenset({"min", "max", "abs", "ceil_div", "round_up", "round_down"})
+
 _MISSING = object()
 
 # A memo key's first tables count their lookups; after TRIAL_LOOKUPS of them, a key whose
@@ -192,6 +208,8 @@ class Game:
         self.positions: dict[object, tuple] = {}
         # standing options, flat: option index len(decision's options) + j is the j-th
         self.standing = [(sd, opt) for sd in program.standing for opt in sd.options]
+        # per option with value keys: {key values: its candidate list} (kept_listing)
+        self.listed: dict[ast.Option, dict] = {}
         self._watched: set = set()
         # memo keys on trial: [lookups, hits] of their tables so far; those found useless
         self.trials: dict[object, list] = {}
@@ -217,6 +235,70 @@ class Game:
         key = _Listing(opt.params, opt.when)
         slots = self.reads.locals_of(key)
         return key, (itemgetter(*slots) if slots else (lambda env: ()))
+
+    def value_keys(self, opt: ast.Option) -> tuple | None:
+        """The keys of an option whose candidate lists are kept on the game per values of the
+        parts of its `when` test that read the position (Evaluator.kept_listing), or None for
+        an option that does not qualify: every parameter must run over a fixed domain (the
+        members of its enum or bool type, or a range of the rules file's own constants), and
+        the `when` test must read the state, the players and the locals from outside only
+        through sub-expressions that read none of its parameters and can never fault (the
+        keys: Automobile's place_dealers(lux, mid, eco) has one, dealers_placed(p)), being
+        otherwise made of the parameters, constants, operators, fields, tables and defs that
+        read no position. Then its candidates are a function of the keys' values alone."""
+        if not opt.params or opt.when is None:
+            return None
+        reads = self.reads
+        for prm in opt.params:
+            kind = T.strip(self.program.slot_types[self.program.slots[prm]]).kind
+            if prm.domain is None:
+                if kind not in ("enum", "bool"):
+                    return None
+            elif not (kind == "int" and isinstance(prm.domain, ast.Range)
+                      and not reads.locals_of(prm.domain) and not reads.reads_game(prm.domain)):
+                return None
+        params = frozenset(self.program.slots[prm] for prm in opt.params)
+        keys: list = []
+        if not self._split_keys(opt.when, params, keys) or len(keys) > LISTING_KEYS:
+            return None
+        return tuple(keys)
+
+    def _split_keys(self, e, params: frozenset, keys: list) -> bool:
+        """Adds to keys the largest sub-expressions of e that read no parameter of params but
+        read the position or outside locals (value_keys); False if e reads those some other
+        way, or a key may fault or has values that are not plain (ints, bools, members,
+        players and sets of those)."""
+        reads = self.reads
+        used = reads.locals_of(e)
+        if params.isdisjoint(used):
+            if used or reads.reads_game(e):
+                t = T.strip(self.program.types[e])
+                plain = t.kind in ("int", "bool", "enum", "player") or (
+                    t.kind == "set" and t.elem is not None
+                    and T.strip(t.elem).kind in ("enum", "bool", "player"))
+                if not plain or not self.never_faults(e):
+                    return False
+                keys.append(e)
+            return True
+        if isinstance(e, ast.Name):
+            return True  # a parameter
+        if isinstance(e, ast.BinOp):
+            parts = [e.left, e.right]
+        elif isinstance(e, ast.Not | ast.Neg):
+            parts = [e.operand]
+        elif isinstance(e, ast.CondExpr):
+            parts = [e.cond, e.then, e.orelse]
+        elif isinstance(e, ast.Attr):
+            parts = [e.obj]
+        elif isinstance(e, ast.Call):
+            ref = self.program.refs[e]
+            if not (ref[0] == "table" or (ref[0] == "builtin" and ref[1] in _PURE_BUILTINS)
+                    or (ref[0] == "def" and not reads.reads_game(self.program.defs[ref[1]].body))):
+                return False
+            parts = list(e.args)
+        else:
+            return False
+        return all(self._split_keys(x, params, keys) for x in parts)
 
     def step(self, pc: int):
         """The function of instruction pc, made once by _Evaluator.step_<Instr>."""
@@ -1012,8 +1094,12 @@ class _Evaluator(ExprEvaluator):
             lead, tail = self.known_lead(opt, levels)
             if lead:  # its own function, no memo table: a hit would leave the lead unknown
                 test = self.fn(opt.when)
+            value_keys = self.g.value_keys(opt)
+            if value_keys is not None:
+                self.g.listed[opt] = {}
+                value_keys = tuple(self.fn(k) for k in value_keys)
             parts = self.fns[key] = (slots, domains, test, stops, lead, tail,
-                                     self.g.listing_key(opt))
+                                     self.g.listing_key(opt), value_keys)
         return parts
 
     def _combos(self, opt: ast.Option, env: dict):
@@ -1026,9 +1112,31 @@ class _Evaluator(ExprEvaluator):
             return [()] if test is None or test(self, env) else []
         if len(slots) == 1 and test is None:
             return _Singles(domains[0](self, env))  # each value is a candidate
+        if parts[7] is not None:
+            return self.kept_listing(opt, parts, env)
         if parts[6] is not None:
             return self.listing(parts[6], parts, env)
         return self._listed(parts, env)
+
+    def kept_listing(self, opt: ast.Option, parts: tuple, env: dict) -> list:
+        """The candidates of an option with value keys (Game.value_keys), kept on the game per
+        the keys' values (at most LISTING_MEMO of them). The keys are evaluated first: they
+        cannot fault, and read what the tests would read (a listing changes nothing); every
+        other part of the tests and the domains is a function of the parameters and the
+        keys, so the same keys give the same candidates, in the same order, and the same
+        fault (a listing that faults is not kept; the next one faults again, at the same
+        place)."""
+        kept = self.g.listed[opt]
+        key = tuple([f(self, env) for f in parts[7]])
+        out = kept.get(key)
+        if out is None:
+            out = self._listed(parts, env)
+            if len(kept) < LISTING_MEMO:
+                kept[key] = out
+        elif VERIFY_MEMO:
+            fresh = self._listed(parts, env)
+            assert fresh == out, (opt.name, key, out, fresh)
+        return out
 
     def _listed(self, parts: tuple, env: dict) -> list:
         """The candidates of an option with parts `parts`, each one tested."""
@@ -1042,7 +1150,7 @@ class _Evaluator(ExprEvaluator):
         which its `when` test holds. Binding parameter i forgets the values of the prefix
         parts that read it (ev.known[i + 1]); after each value, the loop stops if a conjunct
         in stops[i] is known false for the prefix it reads (see dead_ends)."""
-        slots, domains, test, stops, lead, tail, _key = parts
+        slots, domains, test, stops, lead, tail = parts[:6]
         slot = slots[i]
         values = domains[i](self, env)
         stop = stops[i]
@@ -1077,7 +1185,7 @@ class _Evaluator(ExprEvaluator):
         """_bind's loop over the last parameter's values, for a `when` test with leading
         operands that read only the parameters before it (known_lead): once each of them has
         been found true, the operands after them (tail) decide for the values left."""
-        slots, _domains, test, stops, lead, tail, _key = parts
+        slots, _domains, test, stops, lead, tail = parts[:6]
         slot, stop = slots[-1], stops[-1]
         values = iter(values)
         for v in values:

@@ -58,8 +58,11 @@ class NeverFaults:
                 left_ok = self._some(e.left) if T.strip(self.p.types[e.right]).kind == "set" \
                     else self(e.left)
                 return left_ok and self._some(e.right)
-            if BINARY_OPS[e.op].faults or T.strip(self.p.types[e]).kind == "list":
-                return False  # division, or a list that may pass the size limit
+            if BINARY_OPS[e.op].faults and not (isinstance(e.right, ast.IntLit)
+                                                and e.right.value != 0):
+                return False  # division by what may be zero
+            if T.strip(self.p.types[e]).kind == "list":
+                return False  # a list that may pass the size limit
             return self._some(e.left) and self._some(e.right)
         if isinstance(e, ast.Index):
             return T.strip(self.p.types[e.obj]).kind == "array" and self._some(e.obj) \

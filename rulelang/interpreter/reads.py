@@ -158,6 +158,26 @@ class Reads:
                 _direct(getattr(x, f), out)
         return out
 
+    def reads_game(self, e) -> bool:
+        """Whether evaluating e may read the position of a game: state variables or the players
+        (`players`, `num_players`), directly or through the defs it calls. What does not is
+        fixed by the rules file, its variant and its parameters (and e's locals)."""
+        if self.of_expr(e):
+            return True
+        seen: set[str] = set()
+        todo = [e]
+        while todo:
+            for n in nodes(todo.pop()):
+                ref = self.p.refs.get(n)
+                if ref is None:
+                    continue
+                if ref[0] in ("players", "num_players"):
+                    return True
+                if ref[0] == "def" and isinstance(n, ast.Call) and ref[1] not in seen:
+                    seen.add(ref[1])
+                    todo.append(self.p.defs[ref[1]].body)
+        return False
+
     def costly(self, e) -> bool:
         """Whether e calls a def or has an aggregate, comprehension or sort."""
         out = self._costly.get(e)
