@@ -245,7 +245,10 @@ class Game:
         through sub-expressions that read none of its parameters and can never fault (the
         keys: Automobile's place_dealers(lux, mid, eco) has one, dealers_placed(p)), being
         otherwise made of the parameters, constants, operators, fields, tables and defs that
-        read no position. Then its candidates are a function of the keys' values alone."""
+        read no position. Then its candidates are a function of the keys' values alone.
+        (The code generator's plan_listing_memo asks the same of its options in its own terms;
+        the two are kept apart on purpose, as faults.py is, so that the back ends do not share
+        a mistake: the lock-step tests compare them.)"""
         if not opt.params or opt.when is None:
             return None
         reads = self.reads
