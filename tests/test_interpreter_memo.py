@@ -212,14 +212,20 @@ def test_no_stale_value_on_any_rules_file(verify, path):
 
 
 def test_no_stale_value_in_random_programs(verify):
+    """Also the candidate lists kept per key (Game.value_keys): half of these programs have
+    an option whose lists the interpreter keeps."""
     from tests.randprog.gen import generate
     from tests.randprog.run import play_both
 
+    kept = 0
     for seed in range(40):
         case = generate(seed)
+        kept += bool(_kept_options(rulelang.load_text(case.text, "r.rules",
+                                                      backend="interpreter")))
         for config in case.configs:
             failure = play_both(case.text, config)
             assert failure is None or failure.kind not in ("crash",), (seed, str(failure))
+    assert kept >= 15, kept
 
 
 def test_the_memo_tests_fail_without_invalidation(monkeypatch):
