@@ -932,7 +932,7 @@ class _Evaluator(ExprEvaluator):
             if table.by is not None:
                 table.remember(args)
             return v
-        if self.s is None:
+        if self.s is None or d in self.g.memo_off:  # (memoised would find no table either)
             return self._run_def(d, args)
         return self.memoised(d, args, self._run_def, d, args)
 
