@@ -588,6 +588,11 @@ def test_the_options_kept_per_key_on_the_rules_files():
                               "deliver": [["Index", "Name"]], "declare": [["Index"], ["Index"]]},
         "powergrid.rules": {"bid": [["Attr", "Index"], ["Name", "Index"]]},
     }
+    from rulelang.codegen import compile_program
+
+    for f in RULES_FILES:  # as many as the generated module's kept listings
+        src = compile_program(rulelang.check_file(f))
+        assert src.count("\nLISTED_") == sum(map(len, found[os.path.basename(f)].values())), f
 
 
 @pytest.mark.parametrize("faulty", [False, True])
