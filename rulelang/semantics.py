@@ -31,6 +31,10 @@ class Builtin:
     # (em, call) -> bool. None: it may always fault.
     safe: Callable | None = None
     faults: tuple[str, ...] = ()  # the run-time messages it may raise (from rulelang.runtime)
+    # Whether its value is a function of its arguments' values alone, which are ints (not of the
+    # players or the game): a listing may be kept per values of what else it reads (the
+    # interpreter's Game.value_keys, the code generator's plan_listing_memo).
+    arith: bool = False
 
 
 @dataclass(frozen=True)
@@ -230,23 +234,26 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in (
     Builtin("len", "number of elements of a set or list", _check_len,
             lambda ev, e, a, w: len(a[0]), _emit_len, _always),
     Builtin("min", "the smaller of two ints", _ints(2),
-            lambda ev, e, a, w: min(a), lambda em, e, a: f"min({a[0]}, {a[1]})", _always),
+            lambda ev, e, a, w: min(a), lambda em, e, a: f"min({a[0]}, {a[1]})", _always,
+            arith=True),
     Builtin("max", "the larger of two ints", _ints(2),
-            lambda ev, e, a, w: max(a), lambda em, e, a: f"max({a[0]}, {a[1]})", _always),
+            lambda ev, e, a, w: max(a), lambda em, e, a: f"max({a[0]}, {a[1]})", _always,
+            arith=True),
     Builtin("abs", "absolute value", _ints(1),
-            lambda ev, e, a, w: abs(a[0]), lambda em, e, a: f"abs({em.bare(a[0])})", _always),
+            lambda ev, e, a, w: abs(a[0]), lambda em, e, a: f"abs({em.bare(a[0])})", _always,
+            arith=True),
     Builtin("ceil_div", "a / b rounded up", _ints(2),
             lambda ev, e, a, w: runtime.ceil_div(a[0], a[1], w),
             lambda em, e, a: f"ceil_div({a[0]}, {a[1]}, {em.location(e)})",
-            _nonzero_literal_divisor, _DIV0),
+            _nonzero_literal_divisor, _DIV0, arith=True),
     Builtin("round_up", "a rounded up to a multiple of m", _ints(2),
             lambda ev, e, a, w: runtime.round_up(a[0], a[1], w),
             lambda em, e, a: f"round_up({a[0]}, {a[1]}, {em.location(e)})",
-            _nonzero_literal_divisor, _DIV0),
+            _nonzero_literal_divisor, _DIV0, arith=True),
     Builtin("round_down", "a rounded down to a multiple of m", _ints(2),
             lambda ev, e, a, w: runtime.round_down(a[0], a[1], w),
             lambda em, e, a: f"round_down({a[0]}, {a[1]}, {em.location(e)})",
-            _nonzero_literal_divisor, _DIV0),
+            _nonzero_literal_divisor, _DIV0, arith=True),
     Builtin("seats_from", "every seat, starting at p and going round",
             _check_player_fn(T.list_of(T.PLAYER)),
             lambda ev, e, a, w: runtime.seats_from(a[0], ev.num_players(e)),

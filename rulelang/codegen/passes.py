@@ -30,6 +30,7 @@ from rulelang.lower import (
     JumpIfNot,
     SetPhase,
 )
+from rulelang.semantics import BUILTINS
 
 # Expression-bodied defs up to this many AST nodes (callees included) are inlined in statements.
 INLINE_NODES = 120
@@ -593,8 +594,6 @@ def plan_field_walks(an, plan: Plan) -> None:
                 break
 
 
-# builtins whose value depends on their arguments only
-_PURE_BUILTINS = ("min", "max", "abs", "ceil_div", "round_up", "round_down")
 # the most values a listing is kept for (per option; a game asks a few tens)
 LISTING_MEMO = 256
 
@@ -685,7 +684,7 @@ def _split_keys(an, e, rn: dict, params: set, keys: list) -> bool:
         parts = [e.obj]
     elif isinstance(e, ast.Call):
         ref = an.p.refs.get(e, ("",))
-        pure = ref[0] == "table" or (ref[0] == "builtin" and ref[1] in _PURE_BUILTINS) or (
+        pure = ref[0] == "table" or (ref[0] == "builtin" and BUILTINS[ref[1]].arith) or (
             ref[0] == "def" and not _reads_game(an, an.p.defs[ref[1]].body, {ref[1]}))
         if not pure:
             return False

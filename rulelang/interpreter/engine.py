@@ -138,6 +138,7 @@ from rulelang.lower import (
 )
 from rulelang.program import Program
 from rulelang.runtime import CHANCE, TERMINAL
+from rulelang.semantics import BUILTINS
 
 # Tests set this to check every memo hit against a fresh evaluation (a stale table fails).
 VERIFY_MEMO = False
@@ -146,8 +147,6 @@ VERIFY_MEMO = False
 # the most keys such an option may have.
 LISTING_MEMO = 256
 LISTING_KEYS = 4
-# The builtins whose value is a function of their arguments' values alone.
-_PURE_BUILTINS = frozenset({"min", "max", "abs", "ceil_div", "round_up", "round_down"})
 
 _MISSING = object()
 
@@ -295,7 +294,7 @@ class Game:
             parts = [e.obj]
         elif isinstance(e, ast.Call):
             ref = self.program.refs[e]
-            if not (ref[0] == "table" or (ref[0] == "builtin" and ref[1] in _PURE_BUILTINS)
+            if not (ref[0] == "table" or (ref[0] == "builtin" and BUILTINS[ref[1]].arith)
                     or (ref[0] == "def" and not reads.reads_game(self.program.defs[ref[1]].body))):
                 return False
             parts = list(e.args)
