@@ -1096,12 +1096,16 @@ class _Evaluator(ExprEvaluator):
             lead, tail = self.known_lead(opt, levels)
             if lead:  # its own function, no memo table: a hit would leave the lead unknown
                 test = self.fn(opt.when)
+            # kept on the game per key values (value_keys), or else maybe in the state's tables
             value_keys = self.g.value_keys(opt)
+            listed = None
             if value_keys is not None:
                 self.g.listed[opt] = {}
                 value_keys = tuple(self.fn(k) for k in value_keys)
-            parts = self.fns[key] = (slots, domains, test, stops, lead, tail,
-                                     self.g.listing_key(opt), value_keys)
+            else:
+                listed = self.g.listing_key(opt)
+            parts = self.fns[key] = (slots, domains, test, stops, lead, tail, listed,
+                                     value_keys)
         return parts
 
     def _combos(self, opt: ast.Option, env: dict):
