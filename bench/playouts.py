@@ -28,7 +28,10 @@ at least "games" (N) and "seconds" (the time of the games alone, not of the proc
 bench/peers/acquire_fast.py is such a peer: a hand-tuned stdlib Acquire.
 
 `--jobs-games G` also times `rulelang simulate`'s library call on G games of the peer row with
---jobs 1 and --jobs 2 and prints the ratio (only meaningful on a quiet machine with 2 cores).
+--jobs 1 and --jobs 2 and prints the ratio (only meaningful on a quiet machine with 2 cores),
+and next to it what the machine itself gives two busy processes: bench/peers/acquire_fast.py
+playing G games alone, then two copies of it at once (no pool, no messages between them), and
+the games/s of the pair over the games/s of one. `--jobs 2` cannot beat that ratio.
 
 `--baseline REV` also measures each row on commit REV (exported with `git archive`) and prints
 this tree's ratio to it for the protocol path, the kernel (against REV's protocol path) and the
@@ -134,6 +137,23 @@ def jobs_ratio(path: str, players: int, games: int) -> dict:
             "ratio": out[2] / out[1]}
 
 
+def pair_ratio(games: int, players: int) -> dict:
+    """The machine's own two-process ratio: the hand-tuned peer alone, then two copies at once."""
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "peers", "acquire_fast.py"),
+           "--games", str(games), "--players", str(players)]
+
+    def seconds(out: str) -> float:
+        return json.loads(out.strip().splitlines()[-1])["seconds"]
+
+    alone = seconds(subprocess.run(cmd + ["--seed", "1"], capture_output=True, text=True,
+                                   check=True).stdout)
+    pair = [subprocess.Popen(cmd + ["--seed", str(1 + i * games)], stdout=subprocess.PIPE,
+                             text=True) for i in range(2)]
+    both = [seconds(proc.communicate()[0]) for proc in pair]
+    # the pair's games/s (2 G games in the time of the slower) over one's (G games alone)
+    return {"games": games, "alone_s": alone, "pair_s": both, "ratio": 2 * alone / max(both)}
+
+
 def rows_of(path: str, counts: list[int] | None) -> list[tuple[str | None, int]]:
     g = rulelang.load(path, backend="interpreter")
     allowed = range(g.min_players, g.max_players + 1)
@@ -167,7 +187,11 @@ def main() -> None:
         print(f"simulate {args.peer_rules} {args.peer_players}p, {args.jobs_games} games: "
               f"--jobs 1 {jr['jobs1_games_per_s']:.0f} games/s, --jobs 2 "
               f"{jr['jobs2_games_per_s']:.0f} games/s, ratio {jr['ratio']:.2f}x")
-        out_rows.append({"jobs": jr})
+        pr = pair_ratio(args.jobs_games, args.peer_players)
+        print(f"the machine: two busy processes at once (bench/peers/acquire_fast.py, "
+              f"{args.jobs_games} games each) play {pr['ratio']:.2f}x the games/s of one "
+              f"({pr['alone_s']:.2f} s alone, {max(pr['pair_s']):.2f} s as a pair)")
+        out_rows.append({"jobs": jr, "machine_pair": pr})
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as f:
             json.dump(out_rows, f, indent=1)
