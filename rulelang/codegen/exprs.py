@@ -7,6 +7,7 @@ from dataclasses import replace
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.support import (
+    NOT_CONST,
     Code,
     Ctx,
     EmitError,
@@ -653,22 +654,63 @@ class ExprPrinter:
             name = ident(ref[1])
             dense = self.plan.dense.get(ref[1]) if c.sink is not None else None
             if dense is not None:
-                # the common keys straight from the tuple; the function for the rest
-                # (a key that is not a simple name is bound by the range test, so the lookup
-                # stays one expression: an `and` around it needs no statements)
-                k = key = args[0]
-                if not is_simple(k):
-                    k = c.sink.tmp()
-                    key = f"({k} := {strip_parens(args[0])})"
-                lo, hi, _values = dense
-                ix = f"{k} - {lo}" if lo else f"{k}"
-                return (f"(TABLE_{name}[{ix}] if {lo} <= {key} <= {hi} "
-                        f"else table_{name}({k}, {self.L(e.span)}))")
+                return self._dense_lookup(name, dense, args, self.L(e.span), c)
             return f"table_{name}({', '.join(args)}, {self.L(e.span)})"
         entry = BUILTINS.get(e.name)
         if entry is None:
             raise EmitError(f"no emitter for builtin {e.name}")
         return entry.emit(self, e, args)
+
+    def _dense_lookup(self, name: str, dense, args: list, where: str, c) -> str:
+        """A table call read from its flat tuple (passes.py, plan_dense_tables) when every int
+        key is in its range and the cell has a row; the row function otherwise. One
+        expression, so that an `and` around it needs no statements: the keys are evaluated
+        once each, in order, on the way to the cell (a key that is not a simple name is bound
+        by the test that needs it), and the function gets the bound names, or, for a key that
+        a failed test may have skipped, its expression again (keys are pure)."""
+        dims = dense.dims
+        tested = [d[0] == "int" and const_of(a) is NOT_CONST for d, a in zip(dims, args)]
+        tests, fallback, terms = [], [], []
+        offset = 0
+        for i, ((kind, lo, count), a) in enumerate(zip(dims, args)):
+            stride = dense.stride(i)
+            value = const_of(a)
+            if value is not NOT_CONST:
+                if kind == "int" and not lo <= value <= lo + count - 1:
+                    return f"table_{name}({', '.join(args)}, {where})"  # always outside
+                offset += (int(value) - lo) * stride
+                fallback.append(a)
+                continue
+            k = a
+            if is_simple(a):
+                key = a
+            elif tested[i] or any(tested[i + 1:]):
+                # bound in order, before a later key's test can skip the rest
+                k = c.sink.tmp()
+                key = f"({k} := {strip_parens(a)})"
+            else:
+                key = k = f"({strip_parens(a)})"  # read where the index is computed
+            if kind == "int":
+                tests.append(f"{lo} <= {key} <= {lo + count - 1}")
+                offset -= lo * stride
+            elif key.startswith(f"({k} :="):
+                tests.append(f"{key} is not None")  # (a member: always true)
+            terms.append(f"{k} * {stride}" if stride != 1 else f"{k}")
+            first_bound = len(tests) == 1 and key is not k and key.startswith(f"({k} :=")
+            fallback.append(k if is_simple(a) or first_bound else a)
+        ix = " + ".join(terms) if terms else str(offset)
+        if terms and offset > 0:
+            ix += f" + {offset}"
+        elif terms and offset < 0:
+            ix += f" - {-offset}"
+        call = f"table_{name}({', '.join([*fallback, where])})"
+        if not dense.full:
+            v = c.sink.tmp()
+            tests.append(f"({v} := TABLE_{name}[{ix}]) is not None")
+            return f"({v} if {' and '.join(tests)} else {call})"
+        if not tests:
+            return f"TABLE_{name}[{ix}]"
+        return f"(TABLE_{name}[{ix}] if {' and '.join(tests)} else {call})"
 
     # -- what the semantics table's emitters ask for
     def location(self, e) -> str:

@@ -110,10 +110,40 @@ class KeyedDef:
         return n
 
 
+@dataclass(frozen=True)
+class DenseTable:
+    """A table's values over a box of key values, flattened (plan_dense_tables)."""
+
+    dims: tuple[tuple[str, int, int], ...]  # per key: ("int" | "enum" | "bool", lo, count)
+    values: tuple  # per cell, row-major: the value, or None where no row matches
+    full: bool = True  # every cell has a row
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for _kind, _lo, count in self.dims:
+            n *= count
+        return n
+
+    def stride(self, j: int) -> int:
+        n = 1
+        for _kind, _lo, count in self.dims[j + 1:]:
+            n *= count
+        return n
+
+    def cells(self):
+        """Every key tuple of the box, row-major (bools as False, True)."""
+        cells = [()]
+        for kind, lo, count in self.dims:
+            cells = [c + ((bool(v) if kind == "bool" else lo + v),)
+                     for c in cells for v in range(count)]
+        return cells
+
+
 @dataclass
 class Plan:
     inline: set[str] = field(default_factory=set)  # defs expanded in place in statements
-    dense: dict[str, tuple[int, int, list]] = field(default_factory=dict)
+    dense: dict[str, DenseTable] = field(default_factory=dict)
     redundant_phase_sets: set[int] = field(default_factory=set)  # SetPhase pcs to skip
     # the phase at each pause and at the end when the flow fixes it there (plan_phase_sets):
     # pc -> phase name (None: the flow itself); None when a pause can be reached in two phases
@@ -190,31 +220,47 @@ def _kept_bodies(an, node, keep: frozenset, seen: frozenset) -> int:
 
 
 def plan_dense_tables(an, plan: Plan) -> None:
-    """A table with one int key and a value for every key in lo..hi (lo..hi at most
-    DENSE_TABLE_SPAN wide) is also written as a tuple indexed by key - lo. Safe: the tuple holds
-    the very values the rows give (the first matching row's), and keys outside lo..hi still go
-    through the row function, faults included. A key that is not a plain name is bound by the
-    range test (`T[k - lo] if lo <= (k := key) <= hi else table_T(k, ...)`), so the lookup
-    stays one expression and a condition around it (an `and` in a loop test) needs no
-    statements and no temporary."""
+    """A table whose keys are enums, bools or ints, over a box of key values of at most
+    DENSE_TABLE_SPAN cells, is also written as a flat tuple of its values, indexed row-major
+    (the first key the most significant digit): an enum or bool key over all its values, an int
+    key over lo..hi, the smallest and the largest value its rows name (a `from` row's first
+    value included). A cell holds the value of the first row that matches it (the rows' own
+    order), or None when no row does. Safe: the tuple holds the very values the rows give; a key
+    outside lo..hi, and a cell with no row, still go through the row function, faults included.
+    Tables whose values may be none keep only boxes every row covers (None would be a value).
+    Power Grid's slot_price (resource x slot: a chain of 36 tests) and refill (map x resource x
+    players x step), Automobile's car bounds and dealer slots, Pola Naftowe's exchange price."""
     for name, t in an.p.tables.items():
-        ktypes = [an.p.field_type(f) for f in t.params]
+        ktypes = [an.p.field_type(f) for f in t.params]  # (an optional key: not dense)
         rows = an.k.table_rows[name]
-        keyed = [k for k, _ in rows if k[0][0] != "any"]
-        if len(ktypes) != 1 or ktypes[0].kind != "int" or not keyed:
-            continue
-        lo = min(k[0][1] for k in keyed)
-        hi = max((k[0][2] if k[0][0] == "range" else k[0][1]) for k in keyed)
-        if hi - lo > DENSE_TABLE_SPAN:
-            continue
-        values = []
-        for key in range(lo, hi + 1):
-            hit = [v for k, v in rows if key_match(k[0], key)]
-            if not hit:
+        dims = []
+        for i, kt in enumerate(ktypes):
+            if kt.kind == "bool":
+                dims.append(("bool", 0, 2))
+            elif kt.kind == "enum":
+                dims.append(("enum", 0, len(an.p.enums[kt.name].members)))
+            elif kt.kind == "int":
+                keyed = [k[i] for k, _ in rows if k[i][0] != "any"]
+                if not keyed:
+                    break
+                lo = min(k[1] for k in keyed)
+                hi = max((k[2] if k[0] == "range" else k[1]) for k in keyed)
+                dims.append(("int", lo, hi - lo + 1))
+            else:
                 break
-            values.append(hit[0])
         else:
-            plan.dense[name] = (lo, hi, values)
+            box = DenseTable(tuple(dims), ())
+            if not rows or box.size > DENSE_TABLE_SPAN:
+                continue
+            values = []
+            for cell in box.cells():
+                hit = [v for k, v in rows if all(key_match(kk, a) for kk, a in zip(k, cell))]
+                values.append(hit[0] if hit else None)
+            full = all(v is not None for v in values)
+            ret = an.p.def_ret[name]
+            if not full and ret.kind in ("opt", "none", "any"):
+                continue
+            plan.dense[name] = DenseTable(tuple(dims), tuple(values), full)
 
 
 def plan_phase_sets(an, plan: Plan) -> None:

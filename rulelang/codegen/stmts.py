@@ -426,12 +426,15 @@ class StmtPrinter:
         out = []
         dense = self.plan.dense.get(t.name)
         if dense is not None:
-            lo, hi, values = dense
-            out.append(f"TABLE_{name} = ({', '.join(self.literal(v, ret) for v in values)},)")
+            # (None: a cell no row matches; the lookup then calls the function, which faults)
+            cells = ", ".join("None" if v is None else self.literal(v, ret) for v in dense.values)
+            out.append(f"TABLE_{name} = ({cells},)")
             out += ["", ""]
         out.append(f"def table_{name}({', '.join(args)}, where):  # rules:{t.span.line}")
-        if dense is not None:
-            out.append(f"    if {lo} <= k0 <= {hi}:")
+        if dense is not None and dense.full and len(dense.dims) == 1 and dense.dims[0][0] == "int":
+            # one int key: the box from the tuple, the rows only for the rest
+            _kind, lo, count = dense.dims[0]
+            out.append(f"    if {lo} <= k0 <= {lo + count - 1}:")
             out.append(f"        return TABLE_{name}[k0 - {lo}]")
             rows = [(k, v) for k, v in rows if k[0][0] in ("from", "any")]
         for keys, value in rows:

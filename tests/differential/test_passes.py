@@ -33,6 +33,7 @@ PROTO_PATH = os.path.join(ROOT, "tests", "fixtures", "protopath.rules")
 LOOP_READS = os.path.join(ROOT, "tests", "fixtures", "loopreads.rules")
 BOUNDS = os.path.join(ROOT, "tests", "fixtures", "bounds.rules")
 COND_INLINE = os.path.join(ROOT, "tests", "fixtures", "condinline.rules")
+DENSE_TABLES = os.path.join(ROOT, "tests", "fixtures", "densetables.rules")
 RANKS = os.path.join(ROOT, "tests", "fixtures", "ranks.rules")
 LISTINGS = os.path.join(ROOT, "tests", "fixtures", "listings.rules")
 
@@ -351,7 +352,7 @@ def test_domain_filters_are_used():
     assert "for v_g in SMALL_BITS[_v_open & ~_v_mine[_l_p] & ~_v_banned]:" in lines
     assert "_v_open) == 0)" not in legal
     assert "for v_g_2 in SMALL_BITS[_v_open]:" in lines
-    assert "if (((1 << v_g_2) & _t3) != 0):" in lines
+    assert "if (((1 << v_g_2) & _t7) != 0):" in lines
     assert "for v_g_3 in SMALL_BITS[_v_mine[_l_p] & ~(_v_mine[((_l_p) + 1) % s.n])]:" in lines
     assert "for v_h in SMALL_BITS[_v_open & ~_v_links[v_g_3]]:" in lines
     assert "for v_g_4 in SMALL_BITS[_v_mine[_l_p]]:" in lines
@@ -864,8 +865,13 @@ def test_inline_conditional_faults(level, fault):
             out.append((os.path.basename(exc.location), exc.message, None))
     assert out[0] == out[1] and out[0][0] == fault
     src = compile_program(rulelang.check_file(COND_INLINE))
-    assert "(table_cost((_v_level[v_k] + 1), AT_22_12) if (table_cost(_v_level[v_k]," in src
-    assert "(0 if (_v_pick is None) else _v_level[_v_pick])" in src  # pick: no none check
+    # (cost read from its tuple, the row function where a key has no row: passes.py,
+    # plan_dense_tables; compared without the spaces and line breaks of the layout)
+    flat = "".join(src.split())
+    assert re.search(r"elsetable_cost\((_t\d+),AT_22_12\)\)if\(\((_t\d+)if0<=\((_t\d+):="
+                     r"_v_level\[v_k\]\)<=9and\(\2:=TABLE_cost\[\3\]\)isnotNoneelse"
+                     r"table_cost\(\3,AT_21_6\)\)>1\)else", flat)
+    assert "(0if(_v_pickisNone)else_v_level[_v_pick])" in flat  # pick: no none check
 
 
 @pytest.mark.parametrize(("variant", "params"), [
@@ -947,3 +953,47 @@ def test_listing_memo_is_used():
     assert "_t4 = (_t2, _t3, s.n, )" in legal  # spent(p), the bound with tick, the players
     auto = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "automobile.rules")))
     assert "LISTED_build_place_dealers.get(" in auto
+
+
+def test_dense_tables_are_flat_tuples():
+    """Tables of enum, bool and int keys are read from one flat tuple, row-major, None where no
+    row matches (plan_dense_tables); a table whose values may be none is not."""
+    src = compile_program(rulelang.check_file(DENSE_TABLES))
+    # rate: Kind x 0..6 (6 from the `6..` row): (Green, 2) and Red's 4 and 5 have no row
+    assert ("TABLE_rate = (1, 1, 1, 1, None, None, 9, 2, 2, 3, 3, 3, 3, 9, 4, 4, None, 5, 5, 5, "
+            "9,)") in src
+    # bump: bool x 1..2, the `(_, _)` row filling (true, 2)
+    assert "TABLE_bump = (20, 20, 10, 1,)" in src
+    assert "TABLE_tint = (7, None, 8,)" in src
+    assert "TABLE_pick" not in src
+    flat = "".join(src.split())
+    # keys bound in order by the tests that need them, the function given the bound names
+    assert re.search(r"\((_t\d+)if0<=\((_t\d+):=_v_level\[v_k\]\)<=6and\(\1:=TABLE_rate\["
+                     r"v_k\*7\+\2\]\)isnotNoneelsetable_rate\(v_k,\2,AT_37_27\)\)", flat)
+    assert re.search(r"\(TABLE_bump\[_v_flag\*2\+(_t\d+)-1\]if1<=\(\1:=_v_level\[v_k\]-1\)"
+                     r"<=2elsetable_bump\(_v_flag,\1,AT_37_47\)\)", flat)
+    # constant keys: inside the box, the cell itself; outside it (7 > 6), the row function
+    assert "(TABLE_bump[2]==10)" in flat
+    assert re.search(r"\((_t\d+)if\(\1:=TABLE_rate\[9\]\)isnotNoneelsetable_rate\(1,2,"
+                     r"AT_41_27\)\)", flat)
+    assert "table_rate(_l_k_2,7,AT_42_29)" in flat
+
+
+def test_dense_tables_in_lockstep():
+    """densetables.rules in lock step, with levels and flags set at random: a cell with no row
+    faults where the interpreter's lookup does (the listing's `when`, a body, a key out of the
+    box going to the row function)."""
+    ends: dict = {}
+    for players in (2, 3):
+        for seed in range(60):
+            _steps, where = _play(players, seed, DENSE_TABLES, lambda rng, n: {
+                "level": {k: rng.randrange(8) for k in ("Red", "Blue", "Green")},
+                "flag": rng.random() < 0.5})
+            ends[where] = ends.get(where, 0) + 1
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    # rate(k, level[k]) in raise's `when` (Green at 2, Red at 4 or 5), rate(top(), ...) and
+    # tint(Blue) in bodies, pick(rounds % 5) at 2 or 4, rate(Red, level[Red] + 1) at 3 or 4
+    assert faults == {"densetables.rules:37:27", "densetables.rules:39:19",
+                      "densetables.rules:42:19", "densetables.rules:46:12",
+                      "densetables.rules:47:38"}
+    assert ends.get(None, 0) > 0
