@@ -364,6 +364,17 @@ class ExprPrinter:
             level = self.hoist_level(e, c, True)
             if level != h.cur:
                 return None
+        elif level is None and not h.barrier:
+            # a test in the body of a def expanded in a listing's loop, reading only parameters
+            # bound to names outside the loop: out of the loop if it is a read, arithmetic or
+            # len (Power Grid's `len(network[p]) == 0` in connection(p, c), once per listing
+            # instead of once per city)
+            level = self.hoist_level(e, c, True)
+            if level is None or level >= h.cur or any(
+                    isinstance(n, ast.Agg | ast.Comp | ast.Sort) or isinstance(n, ast.Call) and (
+                        n.name != "len" or self.p.refs[n][0] in ("def", "table"))
+                    for n in _walk(e)):
+                return None
         if level is None:
             return None
         # (a def's body is expanded with its parameters bound to different code at each call)

@@ -463,8 +463,13 @@ def test_path_rows_are_used():
     lines = [line.strip() for line in legal.splitlines()]
     # (the cities held are not walked: plan_domain_filters)
     loop = lines.index("for v_c in SMALL_BITS[_v_open & ~_v_held[_l_p]]:")
-    assert "_t2 = path_row(GRAPH_Roads, _v_held[_l_p], _v_open)" in lines[:loop]
-    assert "v_link__cost = _t2.get(v_c)" in lines[loop:]
+    row = next(line.split(" = ")[0] for line in lines[:loop]
+               if line.endswith(" = path_row(GRAPH_Roads, _v_held[_l_p], _v_open)"))
+    assert f"v_link__cost = {row}.get(v_c)" in lines[loop:]
+    # link's `len(held[p]) == 0` reads only p: tested once, before the loop
+    empty = next(line.split(" = ")[0] for line in lines[:loop]
+                 if line.endswith(" = (_v_held[_l_p] == 0)"))
+    assert f"if {empty}:" in lines[loop:] and "== 0" not in legal[legal.index("for v_c "):]
     assert "raise RulesRuntimeError('no road to the city', AT_26_5)" in lines[loop:]
     assert "def_link(" not in legal and "path_cost(" not in legal
     # after `if cost == none { fail ... }`, cost is not none: no check where it is returned
