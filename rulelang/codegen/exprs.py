@@ -365,10 +365,11 @@ class ExprPrinter:
             if level != h.cur:
                 return None
         elif level is None and not h.barrier:
-            # a test in the body of a def expanded in a listing's loop, reading only parameters
-            # bound to names outside the loop: out of the loop if it is a read, arithmetic or
-            # len (Power Grid's `len(network[p]) == 0` in connection(p, c), once per listing
-            # instead of once per city)
+            # a part of the body of a def expanded in a listing's loop (a test, a let's value)
+            # reading only parameters bound to names outside the loop: out of the loop if it
+            # is reads, arithmetic or len (Power Grid's `len(network[p]) == 0` in
+            # connection(p, c), once per listing instead of once per city); it cannot fault
+            # (self.safe below), so computing it where it was not reached changes nothing
             level = self.hoist_level(e, c, True)
             if level is None or level >= h.cur or any(
                     isinstance(n, ast.Agg | ast.Comp | ast.Sort) or isinstance(n, ast.Call) and (
