@@ -693,23 +693,23 @@ class ExprPrinter:
                 offset += (int(value) - lo) * stride
                 fallback.append(a)
                 continue
-            k = a
+            bound = False
             if is_simple(a):
-                key = a
+                k = key = a
             elif tested[i] or any(tested[i + 1:]):
                 # bound in order, before a later key's test can skip the rest
-                k = c.sink.tmp()
+                k, bound = c.sink.tmp(), True
                 key = f"({k} := {strip_parens(a)})"
             else:
-                key = k = f"({strip_parens(a)})"  # read where the index is computed
+                k = key = f"({strip_parens(a)})"  # read where the index is computed
             if kind == "int":
                 tests.append(f"{lo} <= {key} <= {lo + count - 1}")
                 offset -= lo * stride
-            elif key.startswith(f"({k} :="):
+            elif bound:
                 tests.append(f"{key} is not None")  # (a member: always true)
             terms.append(f"{k} * {stride}" if stride != 1 else f"{k}")
-            first_bound = len(tests) == 1 and key is not k and key.startswith(f"({k} :=")
-            fallback.append(k if is_simple(a) or first_bound else a)
+            # the function gets the name if the first test binds it, else the key again
+            fallback.append(k if is_simple(a) or bound and len(tests) == 1 else a)
         ix = " + ".join(terms) if terms else str(offset)
         if terms and offset > 0:
             ix += f" + {offset}"
