@@ -372,9 +372,8 @@ class ExprPrinter:
             # (self.safe below), so computing it where it was not reached changes nothing
             level = self.hoist_level(e, c, True)
             if level is None or level >= h.cur or any(
-                    isinstance(n, ast.Agg | ast.Comp | ast.Sort) or isinstance(n, ast.Call) and (
-                        n.name != "len" or self.p.refs[n][0] in ("def", "table"))
-                    for n in _walk(e)):
+                    isinstance(n, ast.Agg | ast.Comp | ast.Sort)
+                    or isinstance(n, ast.Call) and not self._cheap_call(n) for n in _walk(e)):
                 return None
         if level is None:
             return None
@@ -394,6 +393,14 @@ class ExprPrinter:
         if level == -1:
             h.shared[key] = t
         return t
+
+    def _cheap_call(self, n) -> bool:
+        """len, or a def whose values are kept (per argument tuple or between writes): a read
+        of its list once it is filled."""
+        ref = self.p.refs[n]
+        if ref[0] == "def":
+            return ref[1] in self.plan.keyed_defs or ref[1] in self.plan.cached_defs
+        return ref[0] != "table" and n.name == "len"
 
     def hoist_level(self, e, c: Ctx, through_defs: bool = False) -> int | None:
         """The loop level whose variables e reads last (-1: none), None if it reads a local

@@ -323,6 +323,11 @@ def test_keyed_defs_on_power_grid():
     kept = re.search(r"(_t\d+) = s\.c_store\n", legal).group(1)
     # five asks, each a read and (when missing) a store
     assert "def_fits_with(" not in legal and legal.count(f"{kept}[_t") == 10
+    # store(p, k) reads only p and a constant: its five values are asked once, before the
+    # loop over the resources (ExprPrinter.try_hoist through expanded defs)
+    loop = legal.index("for v_buy_resources__r in range(4):")
+    assert [legal.index(f"_l_buy_resources__p * 7{k}\n") < loop
+            for k in ("", " + 1", " + 2", " + 3", " + 4")] == [True] * 5
     assert "c_may_take" not in src  # (expanded in the auction's `when`)
 
 
