@@ -497,16 +497,17 @@ def _node_mask(allowed):
 def _relax(adj, dist, heap, inside):
     """Dijkstra's search from the entries of `heap`, through nodes in the mask `inside`,
     lowering `dist` (changed in place and returned)."""
+    pop, push, known = heapq.heappop, heapq.heappush, dist.get  # (looked up once per search)
     while heap:
-        d, u = heapq.heappop(heap)
+        d, u = pop(heap)
         if d > dist[u]:
             continue  # u was reached more cheaply since this entry was pushed
         for v, w in adj[u]:
             if inside >> v & 1:
                 nd = d + w
-                if nd < dist.get(v, nd + 1):
+                if nd < known(v, nd + 1):
                     dist[v] = nd
-                    heapq.heappush(heap, (nd, v))
+                    push(heap, (nd, v))
     return dist
 
 
