@@ -358,20 +358,19 @@ class ExprPrinter:
         if isinstance(e, ast.Attr) and self.p.refs[e][0] == "member":
             return None
         level = self.hoist_level(e, c)
-        if level is None and h.agg and not h.barrier:
-            # in an aggregate's loop, through the parameters of the defs expanded around it
-            # (Acquire's cash[p] in can_buy(p)'s `any`), but only to the current level
-            level = self.hoist_level(e, c, True)
-            if level != h.cur:
-                return None
-        elif level is None and not h.barrier:
-            # a part of the body of a def expanded in a listing's loop (a test, a let's value)
-            # reading only parameters bound to names outside the loop: out of the loop if it
-            # is reads, arithmetic or len (Power Grid's `len(network[p]) == 0` in
-            # connection(p, c), once per listing instead of once per city); it cannot fault
+        if level is None and not h.barrier:
+            # through the parameters of the defs expanded around e, bound to names: in an
+            # aggregate's loop, to the current level only (Acquire's cash[p] in can_buy(p)'s
+            # `any`); else out of a listing's loop (a test or a let's value in the body of a
+            # def expanded there) when it is reads, arithmetic, len or defs whose values are
+            # kept (Power Grid's `len(network[p]) == 0` in connection(p, c) and store(p, k) in
+            # fits_with, once per listing instead of once per candidate); it cannot fault
             # (self.safe below), so computing it where it was not reached changes nothing
             level = self.hoist_level(e, c, True)
-            if level is None or level >= h.cur or any(
+            if h.agg:
+                if level != h.cur:
+                    return None
+            elif level is None or level >= h.cur or any(
                     isinstance(n, ast.Agg | ast.Comp | ast.Sort)
                     or isinstance(n, ast.Call) and not self._cheap_call(n) for n in _walk(e)):
                 return None

@@ -8,7 +8,8 @@ run the same lowered instructions; a pass only chooses how the module computes t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import itertools
+from dataclasses import dataclass, field, replace
 
 from rulelang import ast
 from rulelang import types as T
@@ -82,8 +83,30 @@ class OptionPlan:
     memo_keys: list[tuple[object, dict]] | None = None
 
 
+class _FlatList:
+    """Values kept in one flat list per tuple of digits (a def's arguments, a table's keys):
+    `sizes` gives each digit's number of values, the first digit the most significant."""
+
+    sizes: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        """The length of the flat list: every tuple."""
+        n = 1
+        for k in self.sizes:
+            n *= k
+        return n
+
+    def stride(self, j: int) -> int:
+        """How far apart in the flat list two values of digit j are (mixed radix)."""
+        n = 1
+        for k in self.sizes[j + 1:]:
+            n *= k
+        return n
+
+
 @dataclass
-class KeyedDef:
+class KeyedDef(_FlatList):
     """A def whose parameters all have small finite types, its values kept per argument tuple
     (plan_keyed_defs)."""
 
@@ -93,51 +116,23 @@ class KeyedDef:
     # value), read at the argument itself, read at the argument's neighbours)
     deps: dict[str, tuple[int, bool, bool]]
 
-    @property
-    def size(self) -> int:
-        """The length of the flat list of kept values: every argument tuple."""
-        n = 1
-        for k in self.sizes:
-            n *= k
-        return n
-
-    def stride(self, j: int) -> int:
-        """How far apart in the flat list two values of parameter j are (mixed radix, the
-        first parameter the most significant digit)."""
-        n = 1
-        for k in self.sizes[j + 1:]:
-            n *= k
-        return n
-
 
 @dataclass(frozen=True)
-class DenseTable:
+class DenseTable(_FlatList):
     """A table's values over a box of key values, flattened (plan_dense_tables)."""
 
     dims: tuple[tuple[str, int, int], ...]  # per key: ("int" | "enum" | "bool", lo, count)
-    values: tuple  # per cell, row-major: the value, or None where no row matches
+    values: tuple = ()  # per cell, row-major: the value, or None where no row matches
     full: bool = True  # every cell has a row
 
     @property
-    def size(self) -> int:
-        n = 1
-        for _kind, _lo, count in self.dims:
-            n *= count
-        return n
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(count for _kind, _lo, count in self.dims)
 
-    def stride(self, j: int) -> int:
-        n = 1
-        for _kind, _lo, count in self.dims[j + 1:]:
-            n *= count
-        return n
-
-    def cells(self):
+    def cells(self) -> list[tuple]:
         """Every key tuple of the box, row-major (bools as False, True)."""
-        cells = [()]
-        for kind, lo, count in self.dims:
-            cells = [c + ((bool(v) if kind == "bool" else lo + v),)
-                     for c in cells for v in range(count)]
-        return cells
+        return list(itertools.product(*[(False, True) if kind == "bool" else
+                                        range(lo, lo + count) for kind, lo, count in self.dims]))
 
 
 @dataclass
@@ -249,7 +244,7 @@ def plan_dense_tables(an, plan: Plan) -> None:
             else:
                 break
         else:
-            box = DenseTable(tuple(dims), ())
+            box = DenseTable(tuple(dims))
             if not rows or box.size > DENSE_TABLE_SPAN:
                 continue
             values = []
@@ -260,7 +255,7 @@ def plan_dense_tables(an, plan: Plan) -> None:
             ret = an.p.def_ret[name]
             if not full and ret.kind in ("opt", "none", "any"):
                 continue
-            plan.dense[name] = DenseTable(tuple(dims), tuple(values), full)
+            plan.dense[name] = replace(box, values=tuple(values), full=full)
 
 
 def plan_phase_sets(an, plan: Plan) -> None:
