@@ -733,6 +733,36 @@ def playout(s, rng, policy="random_end", max_steps=-1):
     apply = _APPLY
     decisions = steps = 0
     h0 = len(s.history)
+    if bits_of is not None and max_steps < 0:
+        # simulate's and the benchmark's case in a tighter loop (no step limit, draws inline,
+        # one policy test less a step): the same choices and draws as the loop below
+        try:
+            while True:
+                acts = s._acts
+                cp = s.current_player
+                if cp >= 0:
+                    k = s._endk if ends else -1
+                    if k < 0:
+                        n = len(acts)
+                        b = n.bit_length()
+                        k = bits_of(b) if n else randrange(n)  # (randrange(0) raises)
+                        while k >= n:
+                            k = bits_of(b)
+                    decisions += 1
+                elif cp == CHANCE:
+                    n = acts.bit_count()
+                    b = n.bit_length()
+                    k = bits_of(b) if n else randrange(n)
+                    while k >= n:
+                        k = bits_of(b)
+                else:
+                    break
+                apply[s.pc](s, acts, k)
+                steps += 1
+        except RulesRuntimeError:
+            s._restore(h0 + steps)
+            raise
+        return decisions, steps - decisions
     try:
         while steps != max_steps:
             cp = s.current_player
