@@ -733,9 +733,11 @@ def playout(s, rng, policy="random_end", max_steps=-1):
     apply = _APPLY
     decisions = steps = 0
     h0 = len(s.history)
-    if bits_of is not None and max_steps < 0:
-        # simulate's and the benchmark's case in a tighter loop (no step limit, draws inline,
-        # one policy test less a step): the same choices and draws as the loop below
+    if bits_of is not None and max_steps != 0:
+        # simulate's, the benchmark's and MCTS rollouts' case in a tighter loop (draws inline,
+        # no policy tests a step): the same choices and draws as the loop below. (Its step
+        # limit is tested after each step: `while steps != max_steps` measured 1.04x more
+        # instructions on Acquire under CPython 3.11.)
         try:
             while True:
                 acts = s._acts
@@ -759,6 +761,8 @@ def playout(s, rng, policy="random_end", max_steps=-1):
                     break
                 apply[s.pc](s, acts, k)
                 steps += 1
+                if steps == max_steps:
+                    break
         except RulesRuntimeError:
             s._restore(h0 + steps)
             raise
