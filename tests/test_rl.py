@@ -95,6 +95,101 @@ def test_observation_vector_layout_for_acquire():
     assert vec[0:3] == [0, 1, 0]
 
 
+def _layout_written_out(enc, obs: dict) -> list[int]:
+    """docs/rl.md's observation layout, written out type by type with nothing precomputed:
+    the oracle of the encoder, which builds fill functions once per type."""
+    from rulelang import types as T
+
+    def domain(t):
+        if t.kind == "enum":
+            return list(enc.program.enums[t.name].members)
+        if t.kind == "player":
+            return list(range(enc.n))
+        return [False, True]
+
+    def size(t):
+        if t.kind == "opt":
+            return 1 + size(t.elem)
+        if t.kind in ("int", "bool"):
+            return 1
+        if t.kind in ("enum", "player"):
+            return len(domain(t))
+        if t.kind in ("set", "list"):
+            e = T.strip(t.elem)
+            return len(domain(e)) if T.is_discrete(e) else 2
+        return len(domain(t.index)) * size(t.elem)
+
+    def value(j, t, out):
+        if t.kind == "opt":
+            out.append(1 if j is None else 0)
+            if j is None:
+                out.extend([0] * size(t.elem))
+            else:
+                value(j, t.elem, out)
+        elif j is None:  # another player's private entry
+            out.extend([0] * size(t))
+        elif t.kind == "int":
+            out.append(int(j))
+        elif t.kind == "bool":
+            out.append(1 if j else 0)
+        elif t.kind in ("enum", "player"):
+            out.extend(1 if x == j else 0 for x in domain(t))
+        elif t.kind == "set":
+            out.extend(1 if x in j else 0 for x in domain(t.elem))
+        elif t.kind == "list" and T.is_discrete(T.strip(t.elem)):
+            out.extend(sum(1 for y in j if y == x) for x in domain(T.strip(t.elem)))
+        elif t.kind == "list":
+            out.extend([len(j), sum(int(y) for y in j if y is not None)])
+        elif t.index.kind == "enum":
+            for m in domain(t.index):
+                value(j[m], t.elem, out)
+        else:
+            for x in j:
+                value(x, t.elem, out)
+
+    n = enc.n
+    cur = obs["current_player"]
+    slot = cur if cur >= 0 else n + (0 if cur == -1 else 1)
+    phases = sorted(enc.program.phases)
+    pos = phases.index(obs.get("phase")) if obs.get("phase") in phases else len(phases)
+    out = [1 if q == obs["player"] else 0 for q in range(n)]
+    out += [1 if i == slot else 0 for i in range(n + 2)]
+    out += [1 if i == pos else 0 for i in range(len(phases) + 1)]
+    for name, t in enc.vars:
+        value(obs["vars"][name], t, out)
+    return out
+
+
+@pytest.mark.parametrize("name, variant, players", [
+    ("acquire", None, 4), ("poder", None, 3), ("poder", "advanced", 4),
+    ("polanaftowe", None, 5), ("powergrid", None, 3), ("powergrid", "central_europe", 5)])
+def test_observation_vectors_follow_the_written_layout(name, variant, players):
+    # every seat's vector at every step of whole random games, other players' private
+    # entries and optional values included, against the layout written out in the test
+    table = Table(rules(name), players, variant=variant)
+    enc = table.encoder
+    checked = 0
+    for seed in range(20):  # whole games until 600 vectors are checked (Pola Naftowe's are short)
+        if checked > 600:
+            break
+        rng = random.Random(seed)
+        s = table.game.new_game(players)
+        for _ in range(300):
+            for p in range(players):
+                obs = s.observation(p)
+                vec = enc.encode(obs)
+                assert vec == _layout_written_out(enc, obs)
+                assert len(vec) == enc.size
+                checked += 1
+            if s.is_terminal():
+                break
+            if s.current_player == sim.CHANCE:
+                s.apply_index(sim.pick_chance(rng, s))
+            else:
+                s.apply_index(rng.randrange(s.num_choices()))
+    assert checked > 600
+
+
 def _quiet_pettingzoo_advice():
     # api_test advises Box/Discrete observations, but PettingZoo documents a dict with an
     # action mask as the way to give masks (its own classic games do so).

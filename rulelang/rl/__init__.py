@@ -201,6 +201,11 @@ class ObservationEncoder:
             off += size
         self.fields = fields
         self.size = off
+        self._seats = range(num_players)
+        self._phase_at = 2 * num_players + 2
+        self._phase_pos = {ph: i for i, ph in enumerate(self.phases)}
+        at = {f.name: f.offset for f in fields}
+        self._fills = [(name, self._filler(t), at[name]) for name, t in self.vars]
 
     def _domain(self, t: T.Type) -> list:
         if t.kind == "enum":
@@ -234,57 +239,101 @@ class ObservationEncoder:
             return len(self._domain(t.index)) * self._size(t.elem)
         raise ValueError(f"cannot encode a value of type {t}")
 
-    def _enc(self, j, t: T.Type, out: list[int]) -> None:
+    def _filler(self, t: T.Type):
+        """A function fill(j, out, off) writing the encoding of the JSON value j of type t into
+        out[off:off + size], which holds zeros: made once per type, so that encoding a state
+        walks its values and writes only the entries that are not zero (the observation of a
+        board of 108 tiles writes its placed tiles, not 108 entries)."""
         k = t.kind
         if k == "opt":
-            out.append(1 if j is None else 0)
-            if j is None:
-                out.extend([0] * self._size(t.elem))
-            else:
-                self._enc(j, t.elem, out)
-            return
-        if j is None:  # another player's private entry
-            out.extend([0] * self._size(t))
-            return
+            inner = self._filler(t.elem)
+
+            def fill_opt(j, out, off):
+                if j is None:
+                    out[off] = 1
+                else:
+                    inner(j, out, off + 1)
+            return fill_opt
         if k == "int":
-            out.append(int(j))
-        elif k == "bool":
-            out.append(1 if j else 0)
-        elif k in ("enum", "player"):
-            dom = self._domain(t)
-            out.extend(1 if x == j else 0 for x in dom)
-        elif k == "set":
-            have = set(j)
-            out.extend(1 if x in have else 0 for x in self._domain(t.elem))
-        elif k == "list":
-            e = T.strip(t.elem)
-            if T.is_discrete(e):
-                out.extend(sum(1 for y in j if y == x) for x in self._domain(e))
-            else:
-                out.extend([len(j), sum(int(y) for y in j if y is not None)])
-        elif k == "array":
+            def fill_int(j, out, off):
+                if j is not None:  # (None: another player's private entry, all zeros)
+                    out[off] = int(j)
+            return fill_int
+        if k == "bool":
+            def fill_bool(j, out, off):
+                if j:
+                    out[off] = 1
+            return fill_bool
+        if k in ("enum", "player", "set", "list"):
+            e = t if k in ("enum", "player") else T.strip(t.elem)
+            if k == "list" and not T.is_discrete(e):
+                def fill_numbers(j, out, off):
+                    if j is not None:
+                        out[off] = len(j)
+                        out[off + 1] = sum(int(y) for y in j if y is not None)
+                return fill_numbers
+            # a value's position in its domain (bools and ints compare equal to their values,
+            # as == does: True finds 1)
+            pos = {x: i for i, x in enumerate(self._domain(e))}
+            if k in ("enum", "player"):
+                def fill_one(j, out, off):
+                    i = pos.get(j)
+                    if i is not None:
+                        out[off + i] = 1
+                return fill_one
+            if k == "set":
+                def fill_set(j, out, off):
+                    if j is not None:
+                        for x in j:
+                            i = pos.get(x)
+                            if i is not None:
+                                out[off + i] = 1
+                return fill_set
+
+            def fill_counts(j, out, off):  # a list of discrete values: how often each occurs
+                if j is not None:
+                    for y in j:
+                        i = pos.get(y)
+                        if i is not None:
+                            out[off + i] += 1
+            return fill_counts
+        if k == "array":
+            elem = self._filler(t.elem)
+            step = self._size(t.elem)
             if t.index.kind == "enum":
-                for m in self._domain(t.index):
-                    self._enc(j[m], t.elem, out)
-            else:
-                for x in j:
-                    self._enc(x, t.elem, out)
-        else:
-            raise ValueError(f"cannot encode a value of type {t}")
+                keys = [(m, i * step) for i, m in enumerate(self._domain(t.index))]
+
+                def fill_by_name(j, out, off):
+                    if j is not None:
+                        for m, at in keys:
+                            elem(j[m], out, off + at)
+                return fill_by_name
+
+            def fill_items(j, out, off):
+                if j is not None:
+                    at = off
+                    for x in j:
+                        elem(x, out, at)
+                        at += step
+            return fill_items
+        raise ValueError(f"cannot encode a value of type {t}")
 
     def encode(self, obs: dict) -> list[int]:
-        out: list[int] = []
+        """The flat vector of an observation (State.observation(p)'s JSON)."""
+        out = [0] * self.size
+        n = self.n
         seat = obs["player"]
-        out.extend(1 if q == seat else 0 for q in range(self.n))
+        if seat in self._seats:
+            out[seat] = 1
         cur = obs["current_player"]
-        slot = cur if cur >= 0 else self.n + (0 if cur == -1 else 1)
-        out.extend(1 if i == slot else 0 for i in range(self.n + 2))
+        slot = cur if cur >= 0 else n + (0 if cur == -1 else 1)
+        if 0 <= slot < n + 2:
+            out[n + slot] = 1
         ph = obs.get("phase")
-        pos = self.phases.index(ph) if ph in self.phases else len(self.phases)
-        out.extend(1 if i == pos else 0 for i in range(len(self.phases) + 1))
+        out[self._phase_at + self._phase_pos.get(ph, len(self.phases))] = 1
         ov = obs["vars"]
-        for name, t in self.vars:
-            self._enc(ov[name], t, out)
+        for name, fill, off in self._fills:
+            fill(ov[name], out, off)
         return out
 
     def describe(self) -> list[dict[str, Any]]:
