@@ -609,10 +609,18 @@ def to_json_value(v, d):
         return [d[1][i] for i in bits(v)]
     if k == "S":
         return list(bits(v))
+    e = d[1]
     if k == "l" or k == "p":
-        return [to_json_value(x, d[1]) for x in v]
+        if e[0] == "i" or e[0] == "b":  # (items written as they are: a copy)
+            return list(v)
+        return [to_json_value(x, e) for x in v]
     if k == "a":
-        return {n: to_json_value(x, d[1]) for n, x in zip(d[2], v)}
+        if e[0] == "i" or e[0] == "b":
+            return dict(zip(d[2], v))
+        if e[0] == "e":  # an enum member (or none) per key: its name
+            names = e[1]
+            return {n: None if x is None else names[x] for n, x in zip(d[2], v)}
+        return {n: to_json_value(x, e) for n, x in zip(d[2], v)}
     raise AssertionError(d)
 
 

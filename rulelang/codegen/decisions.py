@@ -6,7 +6,7 @@ import re
 
 from rulelang import ast
 from rulelang import types as T
-from rulelang.codegen.passes import LISTING_MEMO
+from rulelang.codegen.passes import DENSE_TABLE_SPAN, LISTING_MEMO
 from rulelang.codegen.support import (
     Code,
     Ctx,
@@ -112,22 +112,41 @@ class DecisionPrinter:
         if self.p.standing:
             out.append("    if opt < 0:")
             out.append("        return text_standing(opt, args)")
+        # one parameter over an enum or a constant int range: its strings made once, in a tuple
+        tables: dict[int, tuple[str, str]] = {}  # option -> (tuple's name, its index)
+        for oi, opt in enumerate(node.options):
+            if len(opt.params) != 1:
+                continue
+            t = T.strip(self.p.slot_types[self.p.slots[opt.params[0]]])
+            table = f"TEXTS_{d}_{ident(opt.name)}"
+            head = repr(ident(opt.name) + "(")
+            if t.kind == "enum":
+                tables[oi] = (f"{table} = tuple({head} + n + ')' for n in NAMES_{ident(t.name)})",
+                              f"{table}[args[0]]")
+                continue
+            bounds = self.const_bounds(opt.params[0].domain) if t.kind == "int" else None
+            if bounds is None or not 0 < (bounds[1] - bounds[0]) // bounds[2] + 1 \
+                    <= DENSE_TABLE_SPAN:
+                continue
+            # (an argument is a member of the range: the listing walks it)
+            lo, hi, step = bounds
+            at = "args[0]" if lo == 0 else f"(args[0] - {lo})" if lo > 0 else f"(args[0] + {-lo})"
+            if step != 1:
+                at = f"{at} // {step}"
+            tables[oi] = (f"{table} = tuple({head} + str(v) + ')' "
+                          f"for v in range({lo}, {hi + 1}, {step}))", f"{table}[{at}]")
         for oi, opt in enumerate(node.options):
             out.append(f"    if opt == {oi}:")
-            out.append(f"        return {self._text_expr(opt)}")
+            out.append(f"        return {tables[oi][1] if oi in tables else self._text_expr(opt)}")
         out.append("    raise AssertionError(opt)")
         # apply: the k-th legal action (k already checked): its string, its bindings, resume
         texts = []
         for oi, opt in enumerate(node.options):
             if not opt.params:
                 texts.append(repr(ident(opt.name) + "()"))
-                continue
-            t = T.strip(self.p.slot_types[self.p.slots[opt.params[0]]])
-            if len(opt.params) == 1 and t.kind == "enum":
-                table = f"TEXTS_{d}_{ident(opt.name)}"
-                out += ["", "", f"{table} = tuple({ident(opt.name) + '('!r} + n + ')' "
-                        f"for n in NAMES_{ident(t.name)})"]
-                texts.append(f"{table}[args[0]]")
+            elif oi in tables:
+                out += ["", "", tables[oi][0]]
+                texts.append(tables[oi][1])
             else:
                 texts.append(f"text_{d}({oi}, args)")
         out += ["", "", f"def apply_{d}(s, acts, k):  # rules:{line}"]

@@ -300,21 +300,43 @@ class ObservationEncoder:
         if k == "array":
             elem = self._filler(t.elem)
             step = self._size(t.elem)
+            e = t.elem
+            # the items in domain order; ints and optional members (a board's owner per cell)
+            # are written in the loop itself, other items by their type's fill function
+            if e.kind == "int":
+                def items(vals, out, off):
+                    for v in vals:
+                        if v is not None:
+                            out[off] = int(v)
+                        off += 1
+            elif e.kind == "opt" and e.elem.kind in ("enum", "player"):
+                at = {x: i + 1 for i, x in enumerate(self._domain(e.elem))}
+
+                def items(vals, out, off):
+                    for v in vals:
+                        if v is None:
+                            out[off] = 1
+                        else:
+                            i = at.get(v)
+                            if i is not None:
+                                out[off + i] = 1
+                        off += step
+            else:
+                def items(vals, out, off):
+                    for v in vals:
+                        elem(v, out, off)
+                        off += step
             if t.index.kind == "enum":
-                keys = [(m, i * step) for i, m in enumerate(self._domain(t.index))]
+                names = self._domain(t.index)
 
                 def fill_by_name(j, out, off):
                     if j is not None:
-                        for m, at in keys:
-                            elem(j[m], out, off + at)
+                        items([j[m] for m in names], out, off)
                 return fill_by_name
 
             def fill_items(j, out, off):
                 if j is not None:
-                    at = off
-                    for x in j:
-                        elem(x, out, at)
-                        at += step
+                    items(j, out, off)
             return fill_items
         raise ValueError(f"cannot encode a value of type {t}")
 
@@ -350,6 +372,29 @@ def returns(state) -> list[float]:
         return [0.0] * state.num_players
     winners = set(state.winners())
     return [1.0 if p in winners else -1.0 for p in range(state.num_players)]
+
+
+class LegalCache:
+    """The legal actions of one position, listed once: an adapter observes, masks and steps
+    the same position, and a decision of Poder offers a thousand bids. The list is kept with
+    the state object and its history length (every action and chance outcome adds to the
+    history), so a state changed in any way lists them again."""
+
+    __slots__ = ("_state", "_length", "_legal")
+
+    def __init__(self) -> None:
+        self._state = None
+        self._length = -1
+        self._legal: list[str] = []
+
+    def put(self, state, legal: list[str]) -> list[str]:
+        self._state, self._length, self._legal = state, len(state.history), legal
+        return legal
+
+    def get(self, state) -> list[str]:
+        if self._state is state and self._length == len(state.history):
+            return self._legal
+        return self.put(state, state.legal_actions())
 
 
 class Table:

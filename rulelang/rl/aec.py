@@ -14,7 +14,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from rulelang import sim
-from rulelang.rl import Table, returns
+from rulelang.rl import LegalCache, Table, returns
 from rulelang.rl.gym_env import OBS_HIGH, OBS_LOW
 
 
@@ -39,6 +39,7 @@ class RulesAECEnv(AECEnv):
         self.action_spaces = {a: spaces.Discrete(n_actions) for a in self.possible_agents}
         self._rng = random.Random(0)
         self.state = None
+        self._legal = LegalCache()
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -54,10 +55,14 @@ class RulesAECEnv(AECEnv):
     def observe(self, agent):
         p = self.possible_agents.index(agent)
         s = self.state
-        obs = np.asarray(self.table.encoder.encode(s.observation(p)), dtype=np.int64)
+        seen = s.observation(p)
+        obs = np.asarray(self.table.encoder.encode(seen), dtype=np.int64)
         mask = np.zeros(len(self.table.actions), dtype=np.int8)
         if s.current_player == p:
-            mask[self.table.legal_indices(s)] = 1
+            # the observation of the player to act lists the legal actions: kept for step
+            legal = self._legal.put(s, seen["legal_actions"])
+            index = self.table.actions.index
+            mask[[index(a) for a in legal]] = 1
         return {"observation": obs, "action_mask": mask}
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -86,7 +91,7 @@ class RulesAECEnv(AECEnv):
             return
         s = self.state
         text = self.table.actions.action(int(action))
-        legal = s.legal_actions()
+        legal = self._legal.get(s)
         if text not in legal:
             raise ValueError(f"{agent}: action {int(action)} ({text}) is not legal now")
         self._cumulative_rewards[agent] = 0.0

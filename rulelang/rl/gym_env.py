@@ -14,7 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from rulelang import sim
-from rulelang.rl import Table, returns
+from rulelang.rl import LegalCache, Table, returns
 
 OBS_LOW, OBS_HIGH = -(2**31), 2**31 - 1
 Bot = Callable[[Any, random.Random], int]
@@ -61,6 +61,7 @@ class RulesEnv(gymnasium.Env):
                                             dtype=np.int64)
         self.action_space = spaces.Discrete(len(self.table.actions))
         self.state = None
+        self._legal = LegalCache()
         self._rng = random.Random(0)
 
     def _advance(self) -> None:
@@ -72,11 +73,19 @@ class RulesEnv(gymnasium.Env):
                 s.apply_index(self.opponent(s, self._rng))
 
     def _obs(self) -> np.ndarray:
-        return np.asarray(self.table.encoder.encode(self.state.observation(self.seat)),
-                          dtype=np.int64)
+        seen = self.state.observation(self.seat)
+        # the observation of the player to act lists the legal actions: kept for the mask
+        # and for step (until the state changes)
+        if "legal_actions" in seen:
+            self._legal.put(self.state, seen["legal_actions"])
+        return np.asarray(self.table.encoder.encode(seen), dtype=np.int64)
 
     def action_masks(self) -> np.ndarray:
-        return np.asarray(self.table.mask(self.state), dtype=np.int8)
+        mask = np.zeros(len(self.table.actions), dtype=np.int8)
+        if self.state.current_player >= 0:
+            index = self.table.actions.index
+            mask[[index(a) for a in self._legal.get(self.state)]] = 1
+        return mask
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self.action_masks()}
@@ -91,11 +100,12 @@ class RulesEnv(gymnasium.Env):
     def step(self, action):
         s = self.state
         text = self.table.actions.action(int(action))
-        legal = s.legal_actions()
+        legal = self._legal.get(s)
         if text not in legal:
+            obs = self._obs()
             info = self._info()
             info["illegal_action"] = text
-            return self._obs(), float(self.illegal_reward), True, False, info
+            return obs, float(self.illegal_reward), True, False, info
         s.apply_index(legal.index(text))
         self._advance()
         done = s.is_terminal()
