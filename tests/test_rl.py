@@ -273,6 +273,58 @@ def test_gymnasium_episode_against_random_bots():
         bad)
 
 
+def _moved_on(s, seat: int, before: list[str], rng: random.Random) -> list[str]:
+    """Plays s on outside any adapter until `seat` is to act with other legal actions than
+    `before`; returns an action legal now that was not legal then."""
+    while True:
+        if s.current_player == sim.CHANCE:
+            s.apply_index(sim.pick_chance(rng, s))
+        else:
+            s.apply_index(rng.randrange(s.num_choices()))
+        assert not s.is_terminal()
+        if s.current_player == seat:
+            fresh = [a for a in s.legal_actions() if a not in before]
+            if fresh:
+                return fresh
+
+
+def test_adapters_list_the_legal_actions_again_once_the_state_changes():
+    # the adapters keep the legal actions of the position they last listed; a state moved on
+    # behind their back (or another state object) lists them again
+    import numpy as np
+
+    from rulelang.rl import LegalCache
+    from rulelang.rl.aec import RulesAECEnv
+    from rulelang.rl.gym_env import RulesEnv
+
+    env = RulesEnv(rules("acquire"), num_players=3, seat=0)
+    env.reset(seed=2)  # (its observation lists the seat's legal actions)
+    fresh = _moved_on(env.state, 0, env.state.legal_actions(), random.Random(1))
+    mask = env.action_masks()
+    assert np.flatnonzero(mask).tolist() == sorted(env.table.legal_indices(env.state))
+    _obs, _r, _done, _t, info = env.step(env.table.actions.index(fresh[0]))
+    assert "illegal_action" not in info
+
+    aec = RulesAECEnv(rules("acquire"), 3)
+    aec.reset(seed=2)
+    agent = aec.agent_selection
+    seat = aec.possible_agents.index(agent)
+    aec.observe(agent)
+    fresh = _moved_on(aec.state, seat, aec.state.legal_actions(), random.Random(1))
+    n = len(aec.state.history)
+    aec.step(aec.table.actions.index(fresh[0]))  # legal now: no ValueError
+    assert aec.state.history[n] == fresh[0]
+
+    cache = LegalCache()
+    s = env.table.game.new_game(3)
+    while s.current_player == sim.CHANCE:
+        s.apply_index(sim.pick_chance(random.Random(1), s))
+    assert cache.get(s) == s.legal_actions()
+    twin = s.clone()
+    assert cache.put(s, ["x()"]) == ["x()"] and cache.get(s) == ["x()"]  # kept for s
+    assert cache.get(twin) == twin.legal_actions()  # another state object: listed again
+
+
 DOCS = (ROOT / "docs" / "rl.md").read_text(encoding="utf-8")
 EXAMPLES = re.findall(r"^```python\n(.*?)^```", DOCS, re.MULTILINE | re.DOTALL)
 
