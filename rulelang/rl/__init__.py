@@ -61,6 +61,14 @@ class Space:
             k = self._memo[action] = self._index(action)
         return k
 
+    def indices(self, actions: list[str]) -> list[int]:
+        """The integers of a list of action strings (a mask's: one dict lookup each once seen)."""
+        memo = self._memo
+        try:
+            return [memo[a] for a in actions]
+        except KeyError:
+            return [self.index(a) for a in actions]
+
     def _index(self, action: str) -> int:
         name, _, rest = action.partition("(")
         kind = self.by_name.get(name)
@@ -423,7 +431,7 @@ class Table:
         self.encoder = ObservationEncoder(self.program, num_players)
 
     def legal_indices(self, state) -> list[int]:
-        return [self.actions.index(a) for a in state.legal_actions()]
+        return self.actions.indices(state.legal_actions())
 
     def mask(self, state) -> list[int]:
         m = [0] * len(self.actions)

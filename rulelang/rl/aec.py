@@ -61,8 +61,7 @@ class RulesAECEnv(AECEnv):
         if s.current_player == p:
             # the observation of the player to act lists the legal actions: kept for step
             legal = self._legal.put(s, seen["legal_actions"])
-            index = self.table.actions.index
-            mask[[index(a) for a in legal]] = 1
+            mask[self.table.actions.indices(legal)] = 1
         return {"observation": obs, "action_mask": mask}
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:

@@ -83,8 +83,7 @@ class RulesEnv(gymnasium.Env):
     def action_masks(self) -> np.ndarray:
         mask = np.zeros(len(self.table.actions), dtype=np.int8)
         if self.state.current_player >= 0:
-            index = self.table.actions.index
-            mask[[index(a) for a in self._legal.get(self.state)]] = 1
+            mask[self.table.actions.indices(self._legal.get(self.state))] = 1
         return mask
 
     def _info(self) -> dict[str, Any]:
