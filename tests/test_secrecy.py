@@ -58,6 +58,22 @@ def test_sealed_bids_hidden_until_reveal(sealed):
     assert player_record(sealed, s, 1)["actions"][5] == "bid(1)"
 
 
+def test_observation_without_history(sealed):
+    # history=False leaves only the history out (the RL adapters' observations)
+    s = sealed.new_game(3)
+    for a in ["card(1)", "bid(2)", "card(2)"]:
+        s.apply(a)
+    for p in range(3):
+        full = s.observation(p)
+        short = s.observation(p, history=False)
+        assert "history" not in short
+        del full["history"]
+        assert short == full
+    assert "legal_actions" in s.observation(1, history=False)  # player 1 is to bid
+    with pytest.raises(ValueError, match="the viewer must be a player"):
+        s.observation(3, history=False)
+
+
 def test_reveal_only_names_secret_actions():
     bad = SEALED.replace("reveal bid", "reveal done")
     with pytest.raises(rulelang.RulesError) as err:

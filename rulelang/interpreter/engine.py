@@ -870,11 +870,12 @@ class State:
         return [h if w is None or w == p or w == -2 - p else "?"
                 for h, w in zip(self.history, self._seen)]
 
-    def observation(self, p: int) -> dict:
+    def observation(self, p: int, history: bool = True) -> dict:
         runtime.check_viewer(p, self.num_players)
         obj = self._json_obj(viewer=p)
         obj["player"] = p
-        obj["history"] = self.history_for(p)
+        if history:
+            obj["history"] = self.history_for(p)
         if self.current_player == p:
             obj["legal_actions"] = self.legal_actions()
         return obj

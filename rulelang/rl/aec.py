@@ -55,7 +55,7 @@ class RulesAECEnv(AECEnv):
     def observe(self, agent):
         p = self.possible_agents.index(agent)
         s = self.state
-        seen = s.observation(p)
+        seen = s.observation(p, history=False)
         obs = np.asarray(self.table.encoder.encode(seen), dtype=np.int64)
         mask = np.zeros(len(self.table.actions), dtype=np.int8)
         if s.current_player == p:

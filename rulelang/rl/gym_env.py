@@ -73,7 +73,7 @@ class RulesEnv(gymnasium.Env):
                 s.apply_index(self.opponent(s, self._rng))
 
     def _obs(self) -> np.ndarray:
-        seen = self.state.observation(self.seat)
+        seen = self.state.observation(self.seat, history=False)
         # the observation of the player to act lists the legal actions: kept for the mask
         # and for step (until the state changes)
         if "legal_actions" in seen:

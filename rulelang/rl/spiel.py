@@ -160,7 +160,7 @@ class RulesObserver:
         self.dict = {"observation": self.tensor}
 
     def set_from(self, state, player):
-        self.tensor[:] = self.table.encoder.encode(state._s.observation(player))
+        self.tensor[:] = self.table.encoder.encode(state._s.observation(player, history=False))
 
     def string_from(self, state, player):
         if self.perfect_recall:

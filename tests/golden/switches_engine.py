@@ -611,11 +611,12 @@ class State:
         return [h if w is None or w == p or w == -2 - p else "?"
                 for h, w in zip(self.history, self._seen)]
 
-    def observation(self, p):
+    def observation(self, p, history=True):
         check_viewer(p, self.n)
         obj = self._json_obj(viewer=p)
         obj["player"] = p
-        obj["history"] = self.history_for(p)
+        if history:
+            obj["history"] = self.history_for(p)
         if self.current_player == p:
             obj["legal_actions"] = self.legal_actions()
         return obj
@@ -844,4 +845,4 @@ _LINEMAP = {222: 35, 223: 36, 224: 39, 225: 39, 226: 39, 227: 39, 228: 39, 229: 
         381: 54, 382: 54, 383: 54, 384: 54, 385: 54, 386: 54, 387: 54, 388: 54, 389: 54, 390: 54,
         391: 54, 392: 54, 393: 54, 394: 54, 395: 54, 396: 54, 397: 54, 398: 54, 399: 54, 400: 54,
         401: 54, 402: 54, 403: 54, 404: 54, 405: 54, 406: 54, 407: 54, 408: 54, 444: 31, 445: 32,
-        446: 32, 447: 32, 660: 77, 661: 77, 662: 77}
+        446: 32, 447: 32, 661: 77, 662: 77, 663: 77}
