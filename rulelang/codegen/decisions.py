@@ -139,6 +139,17 @@ class DecisionPrinter:
             out.append(f"    if opt == {oi}:")
             out.append(f"        return {tables[oi][1] if oi in tables else self._text_expr(opt)}")
         out.append("    raise AssertionError(opt)")
+        # the strings of a whole listing (legal_actions; a decision may list a thousand bids):
+        # without a call for the options whose strings are fixed or in a tuple
+        fixed = {oi: repr(ident(opt.name) + "()") if not opt.params
+                 else tables[oi][1].replace("args[0]", "a[0]")
+                 for oi, opt in enumerate(node.options) if not opt.params or oi in tables}
+        tail = f"text_{d}(o, a)"
+        if len(fixed) == len(node.options) and not self.p.standing:
+            tail = fixed.pop(len(node.options) - 1)  # (every option listed is one of these)
+        chain = "".join(f"{x} if o == {oi} else " for oi, x in fixed.items()) + tail
+        out += ["", "", f"def texts_{d}(acts):  # rules:{line}",
+                f"    return [{chain} for o, a in acts]"]
         # apply: the k-th legal action (k already checked): its string, its bindings, resume
         texts = []
         for oi, opt in enumerate(node.options):

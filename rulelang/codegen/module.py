@@ -168,7 +168,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     pauses: list[str] = []
     if program.standing:
         pauses += ["", "", *em.standing_functions()]
-    texts, acts, applies = {}, {}, {}
+    texts, lists, acts, applies = {}, {}, {}, {}
     scopes, loops = {}, {}
     for pc in low.pauses:
         ins = low.code[pc]
@@ -176,6 +176,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         if isinstance(ins, ChooseAt):
             pauses += ["", "", *em.choose_functions(pc, ins)]
             acts[pc] = f"legal_{name}"
+            lists[pc] = f"texts_{name}"
         else:
             assert isinstance(ins, ChanceAt)
             pauses += ["", "", *em.chance_functions(pc, ins)]
@@ -270,7 +271,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         locations=sorted(((v, k) for k, v in em.where.items()),
                          key=lambda x: tuple(map(int, x[0].split("_")[1:]))),
         functions=functions, blocks=blocks, block_table=block_table, pauses=pauses,
-        texts=texts, acts=acts,
+        texts=texts, lists=lists, acts=acts,
         init=init, all_attrs=all_attrs, cache_attrs=cache_attrs + keyed_attrs,
         apply_table=[applies.get(pc, "None") for pc in range(len(low.code))],
         clone=clone, clone_fns=clone_fns, clone_table=clone_table,

@@ -368,6 +368,10 @@ def text_go(opt, args):  # rules:49
     raise AssertionError(opt)
 
 
+def texts_go(acts):  # rules:49
+    return ['go()' if o == 0 else 'wait()' for o, a in acts]
+
+
 def apply_go(s, acts, k):  # rules:49
     opt = acts[k][0]
     s._seen.append(None)
@@ -390,6 +394,8 @@ def apply_go(s, acts, k):  # rules:49
 
 # pc -> function writing an action's or an outcome's string
 _TEXT = {9: text_go, }
+# pc -> function writing the strings of a decision's listing
+_TEXTS = {9: texts_go, }
 # pc -> function applying the k-th choice of the pause there
 _APPLY = [None, None, None, None, None, None, None, None, None, apply_go, None, None, None, None,
         None, None, None, None, None, None, None, None, None, ]
@@ -498,8 +504,7 @@ class State:
     def legal_actions(self):
         if self.current_player < 0:
             return []
-        f = _TEXT[self.pc]
-        return [f(o, a) for o, a in self._acts]
+        return _TEXTS[self.pc](self._acts)
 
     def _outcomes(self):
         acts = self._acts
@@ -841,8 +846,9 @@ _LINEMAP = {222: 35, 223: 36, 224: 39, 225: 39, 226: 39, 227: 39, 228: 39, 229: 
         341: 70, 342: 70, 343: 70, 344: 70, 345: 70, 346: 70, 347: 70, 348: 70, 349: 70, 350: 70,
         351: 70, 352: 70, 353: 70, 354: 70, 355: 49, 356: 49, 357: 49, 358: 49, 359: 49, 360: 49,
         361: 49, 362: 49, 363: 49, 364: 49, 365: 49, 366: 49, 367: 49, 368: 49, 369: 49, 370: 49,
-        371: 49, 372: 49, 373: 49, 374: 49, 375: 50, 376: 50, 377: 50, 378: 54, 379: 54, 380: 54,
-        381: 54, 382: 54, 383: 54, 384: 54, 385: 54, 386: 54, 387: 54, 388: 54, 389: 54, 390: 54,
+        371: 49, 372: 49, 373: 49, 374: 49, 375: 49, 376: 49, 377: 49, 378: 49, 379: 50, 380: 50,
+        381: 50, 382: 54, 383: 54, 384: 54, 385: 54, 386: 54, 387: 54, 388: 54, 389: 54, 390: 54,
         391: 54, 392: 54, 393: 54, 394: 54, 395: 54, 396: 54, 397: 54, 398: 54, 399: 54, 400: 54,
-        401: 54, 402: 54, 403: 54, 404: 54, 405: 54, 406: 54, 407: 54, 408: 54, 444: 31, 445: 32,
-        446: 32, 447: 32, 661: 77, 662: 77, 663: 77}
+        401: 54, 402: 54, 403: 54, 404: 54, 405: 54, 406: 54, 407: 54, 408: 54, 409: 54, 410: 54,
+        411: 54, 412: 54, 413: 54, 414: 54, 450: 31, 451: 32, 452: 32, 453: 32, 666: 77, 667: 77,
+        668: 77}
