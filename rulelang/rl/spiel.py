@@ -165,6 +165,5 @@ class RulesObserver:
     def string_from(self, state, player):
         if self.perfect_recall:
             return " ".join(state._s.history_for(player))
-        obs = state._s.observation(player)
-        obs.pop("history", None)
+        obs = state._s.observation(player, history=False)
         return json.dumps(obs, sort_keys=True, separators=(",", ":"))

@@ -536,8 +536,9 @@ class State:
             raise IllegalAction(f"the game is over; cannot apply {action!r}")
         if self.current_player >= 0:
             names = self.legal_actions()
-        else:
-            names = [t for t, _p in self.chance_outcomes()]
+        else:  # (the outcomes' strings, without their probabilities)
+            f = _TEXT[self.pc]
+            names = [f(v) for v, _w in self._outcomes()]
         if not isinstance(action, str) or action not in names:
             legal = ", ".join(names[:12]) + (" ..." if len(names) > 12 else "")
             raise IllegalAction(f"{action!r} is not legal here; legal: {legal}")
@@ -850,5 +851,5 @@ _LINEMAP = {222: 35, 223: 36, 224: 39, 225: 39, 226: 39, 227: 39, 228: 39, 229: 
         381: 50, 382: 54, 383: 54, 384: 54, 385: 54, 386: 54, 387: 54, 388: 54, 389: 54, 390: 54,
         391: 54, 392: 54, 393: 54, 394: 54, 395: 54, 396: 54, 397: 54, 398: 54, 399: 54, 400: 54,
         401: 54, 402: 54, 403: 54, 404: 54, 405: 54, 406: 54, 407: 54, 408: 54, 409: 54, 410: 54,
-        411: 54, 412: 54, 413: 54, 414: 54, 450: 31, 451: 32, 452: 32, 453: 32, 666: 77, 667: 77,
-        668: 77}
+        411: 54, 412: 54, 413: 54, 414: 54, 450: 31, 451: 32, 452: 32, 453: 32, 667: 77, 668: 77,
+        669: 77}
