@@ -36,6 +36,7 @@ COND_INLINE = os.path.join(ROOT, "tests", "fixtures", "condinline.rules")
 DENSE_TABLES = os.path.join(ROOT, "tests", "fixtures", "densetables.rules")
 RANKS = os.path.join(ROOT, "tests", "fixtures", "ranks.rules")
 LISTINGS = os.path.join(ROOT, "tests", "fixtures", "listings.rules")
+ACTION_TEXTS = os.path.join(ROOT, "tests", "fixtures", "actiontexts.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES, new_vars=None,
@@ -1007,3 +1008,32 @@ def test_dense_tables_in_lockstep():
                       "densetables.rules:42:19", "densetables.rules:46:12",
                       "densetables.rules:47:38"}
     assert ends.get(None, 0) > 0
+
+
+def test_action_strings_from_tuples_in_lockstep():
+    """actiontexts.rules: options of one int parameter over a constant range (negative bounds,
+    steps, a bound from a parameter) take their strings from tuples made once; the legal
+    actions and the history are those of the interpreter at every step."""
+    for players in (2, 3):
+        for seed in range(25):
+            _steps, where = _play(players, seed, ACTION_TEXTS)
+            assert where is None
+    for params in ({"top": 0}, {"top": 9}):
+        _steps, where = _play(2, 1, ACTION_TEXTS, params=params)
+        assert where is None
+    src = compile_program(rulelang.check_file(ACTION_TEXTS))
+    assert "TEXTS_pick_pick = tuple('pick(' + str(v) + ')' for v in range(-3, 4, 2))" in src
+    assert "TEXTS_pick_far = tuple('far(' + str(v) + ')' for v in range(-7, -4, 1))" in src
+    assert "TEXTS_pick_scaled = tuple('scaled(' + str(v) + ')' for v in range(0, 41, 5))" in src
+    flat = "".join(src.split())
+    # the listing's strings: tuples and fixed strings inline, the two-parameter option by call
+    assert ("return[TEXTS_pick_pick[(a[0]+3)//2]ifo==0elseTEXTS_pick_far[(a[0]+7)]ifo==1else"
+            "TEXTS_pick_scaled[a[0]//5]ifo==2elseTEXTS_pick_paint[a[0]]ifo==3else'pass()'if"
+            "o==5elsetext_pick(o,a)foro,ainacts]") in flat
+    game = rulelang.load(ACTION_TEXTS, backend="compiled")
+    s = game.new_game(2)
+    assert s.legal_actions() == [
+        "pick(-3)", "pick(-1)", "pick(1)", "pick(3)", "far(-7)", "far(-6)", "far(-5)",
+        *(f"scaled({z})" for z in range(5, 41, 5)), "paint(Red)", "paint(Green)",
+        "paint(Blue)", "pair(1, false)", "pair(1, true)", "pair(2, false)", "pair(2, true)",
+        "pass()"]
