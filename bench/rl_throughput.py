@@ -1,7 +1,8 @@
 """Environment steps per second through the RL adapters against the bare compiled engine.
 
-One step is one decision by a seat (chance outcomes are drawn inside, as in the adapters).
-All three loops pick uniformly among the legal actions with a seeded RNG and play whole games:
+One step is one decision by a seat (chance outcomes are drawn inside, as in the adapters, or
+by the loop from OpenSpiel's chance outcomes). All four loops pick uniformly among the legal
+actions with a seeded RNG and play whole games:
 
     python bench/rl_throughput.py [--games N]
 """
@@ -71,13 +72,35 @@ def gym(path: str, players: int, games: int) -> tuple[int, float]:
     return steps, time.perf_counter() - t
 
 
+def spiel(path: str, players: int, games: int) -> tuple[int, float]:
+    # OpenSpiel's own loop: legal_actions() at a decision, chance_outcomes() at a chance node
+    import pyspiel
+
+    from rulelang.rl.spiel import register
+
+    name = register(path, short_name=f"rulelang_bench_{Path(path).stem}")
+    game = pyspiel.load_game(name, {"players": players})
+    rng = random.Random(0)
+    steps, t = 0, time.perf_counter()
+    for _ in range(games):
+        s = game.new_initial_state()
+        while not s.is_terminal():
+            if s.is_chance_node():
+                actions, probs = zip(*s.chance_outcomes())
+                s.apply_action(rng.choices(actions, probs)[0])
+            else:
+                s.apply_action(rng.choice(s.legal_actions()))
+                steps += 1
+    return steps, time.perf_counter() - t
+
+
 _CHANCE_NAMES: set[str] = set()
 
 
 def main() -> None:
     games = int(sys.argv[sys.argv.index("--games") + 1]) if "--games" in sys.argv else 5
     print(f"{'game':<14}{'bare steps/s':>14}{'PettingZoo':>14}{'ratio':>8}"
-          f"{'Gymnasium':>14}{'ratio':>8}")
+          f"{'Gymnasium':>14}{'ratio':>8}{'OpenSpiel':>14}{'ratio':>8}")
     for name, players in GAMES:
         path = str(ROOT / "rules" / f"{name}.rules")
         table = Table(path, players)
@@ -86,9 +109,11 @@ def main() -> None:
         b = bare(path, players, games)
         a = aec(path, players, games)
         g = gym(path, players, games)
-        rate = [n / t for n, t in (b, a, g)]
+        o = spiel(path, players, games)
+        rate = [n / t for n, t in (b, a, g, o)]
         print(f"{name:<14}{rate[0]:>14,.0f}{rate[1]:>14,.0f}{rate[1] / rate[0]:>8.3f}"
-              f"{rate[2]:>14,.0f}{rate[2] / rate[0]:>8.3f}")
+              f"{rate[2]:>14,.0f}{rate[2] / rate[0]:>8.3f}"
+              f"{rate[3]:>14,.0f}{rate[3] / rate[0]:>8.3f}")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import json
 import numpy as np
 import pyspiel
 
-from rulelang.rl import Table, returns
+from rulelang.rl import LegalCache, Table, returns
 
 # OpenSpiel needs a bound on the number of moves; no game in rules/ comes near it.
 MAX_GAME_LENGTH = 100_000
@@ -91,10 +91,12 @@ class _Shared:
 
 
 class _Engine:
-    """Holds the engine state; deep-copied with the engine's own fast clone()."""
+    """Holds the engine state; deep-copied with the engine's own fast clone(). Its legal
+    actions are listed once per position (OpenSpiel asks for them, then applies one)."""
 
     def __init__(self, state) -> None:
         self.state = state
+        self.legal = LegalCache()
 
     def __deepcopy__(self, memo):
         return _Engine(self.state.clone())
@@ -123,15 +125,23 @@ class RulesState(pyspiel.State):
         return p
 
     def _legal_actions(self, player):
-        return sorted(self._table.legal_indices(self._s))
+        return sorted(self._table.actions.indices(self._engine.legal.get(self._s)))
 
     def chance_outcomes(self):
         sp = self._table.chance
         return sorted((sp.index(a), float(p)) for a, p in self._s.chance_outcomes())
 
     def _apply_action(self, action):
-        sp = self._table.chance if self._s.current_player == -1 else self._table.actions
-        self._s.apply(sp.action(int(action)))
+        s = self._s
+        if s.current_player == -1:
+            s.apply(self._table.chance.action(int(action)))
+            return
+        text = self._table.actions.action(int(action))
+        legal = self._engine.legal.get(s)
+        if text in legal:
+            s.apply_index(legal.index(text))
+        else:
+            s.apply(text)  # (raises IllegalAction, naming the legal actions)
 
     def _action_to_string(self, player, action):
         sp = self._table.chance if player == pyspiel.PlayerId.CHANCE else self._table.actions
