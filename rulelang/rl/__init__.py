@@ -432,10 +432,3 @@ class Table:
 
     def legal_indices(self, state) -> list[int]:
         return self.actions.indices(state.legal_actions())
-
-    def mask(self, state) -> list[int]:
-        m = [0] * len(self.actions)
-        if state.current_player >= 0:
-            for k in self.legal_indices(state):
-                m[k] = 1
-        return m

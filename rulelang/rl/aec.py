@@ -15,7 +15,7 @@ from pettingzoo import AECEnv
 
 from rulelang import sim
 from rulelang.rl import LegalCache, Table, returns
-from rulelang.rl.gym_env import OBS_HIGH, OBS_LOW
+from rulelang.rl.gym_env import OBS_HIGH, OBS_LOW, action_mask
 
 
 class RulesAECEnv(AECEnv):
@@ -57,12 +57,9 @@ class RulesAECEnv(AECEnv):
         s = self.state
         seen = s.observation(p, history=False)
         obs = np.asarray(self.table.encoder.encode(seen), dtype=np.int64)
-        mask = np.zeros(len(self.table.actions), dtype=np.int8)
-        if s.current_player == p:
-            # the observation of the player to act lists the legal actions: kept for step
-            legal = self._legal.put(s, seen["legal_actions"])
-            mask[self.table.actions.indices(legal)] = 1
-        return {"observation": obs, "action_mask": mask}
+        # the observation of the player to act lists the legal actions: kept for step
+        legal = self._legal.put(s, seen["legal_actions"]) if s.current_player == p else []
+        return {"observation": obs, "action_mask": action_mask(self.table, legal)}
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         self._rng = random.Random(seed)

@@ -20,6 +20,13 @@ OBS_LOW, OBS_HIGH = -(2**31), 2**31 - 1
 Bot = Callable[[Any, random.Random], int]
 
 
+def action_mask(table: Table, legal: list[str]) -> np.ndarray:
+    """1 at the number of each legal action (the adapters' masks)."""
+    mask = np.zeros(len(table.actions), dtype=np.int8)
+    mask[table.actions.indices(legal)] = 1
+    return mask
+
+
 def random_bot(state: Any, rng: random.Random, end_actions=frozenset()) -> int:
     """The simulator's random player: an end declaration when legal, else uniform."""
     return sim.pick_random_action(rng, state, end_actions)
@@ -81,10 +88,8 @@ class RulesEnv(gymnasium.Env):
         return np.asarray(self.table.encoder.encode(seen), dtype=np.int64)
 
     def action_masks(self) -> np.ndarray:
-        mask = np.zeros(len(self.table.actions), dtype=np.int8)
-        if self.state.current_player >= 0:
-            mask[self.table.actions.indices(self._legal.get(self.state))] = 1
-        return mask
+        s = self.state
+        return action_mask(self.table, self._legal.get(s) if s.current_player >= 0 else [])
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self.action_masks()}
