@@ -113,7 +113,7 @@ class DecisionPrinter:
             out.append("    if opt < 0:")
             out.append("        return text_standing(opt, args)")
         # one parameter over an enum or a constant int range: its strings made once, in a tuple
-        tables: dict[int, tuple[str, str]] = {}  # option -> (tuple's name, its index)
+        tables: dict[int, tuple[str, str, int, int]] = {}  # option -> (its line, name, lo, step)
         for oi, opt in enumerate(node.options):
             if len(opt.params) != 1:
                 continue
@@ -122,27 +122,32 @@ class DecisionPrinter:
             head = repr(ident(opt.name) + "(")
             if t.kind == "enum":
                 tables[oi] = (f"{table} = tuple({head} + n + ')' for n in NAMES_{ident(t.name)})",
-                              f"{table}[args[0]]")
+                              table, 0, 1)
                 continue
             bounds = self.const_bounds(opt.params[0].domain) if t.kind == "int" else None
             if bounds is None or not 0 < (bounds[1] - bounds[0]) // bounds[2] + 1 \
                     <= DENSE_TABLE_SPAN:
                 continue
-            # (an argument is a member of the range: the listing walks it)
             lo, hi, step = bounds
-            at = "args[0]" if lo == 0 else f"(args[0] - {lo})" if lo > 0 else f"(args[0] + {-lo})"
-            if step != 1:
-                at = f"{at} // {step}"
             tables[oi] = (f"{table} = tuple({head} + str(v) + ')' "
-                          f"for v in range({lo}, {hi + 1}, {step}))", f"{table}[{at}]")
+                          f"for v in range({lo}, {hi + 1}, {step}))", table, lo, step)
+
+        def lookup(oi: int, args: str) -> str:
+            """The string of option oi's arguments `args` from its tuple (an argument is a
+            member of the domain: the listing walks it)."""
+            _line, table, lo, step = tables[oi]
+            at = f"{args}[0]" if lo == 0 else f"({args}[0] - {lo})" if lo > 0 \
+                else f"({args}[0] + {-lo})"
+            return f"{table}[{at if step == 1 else f'{at} // {step}'}]"
+
         for oi, opt in enumerate(node.options):
             out.append(f"    if opt == {oi}:")
-            out.append(f"        return {tables[oi][1] if oi in tables else self._text_expr(opt)}")
+            text = lookup(oi, "args") if oi in tables else self._text_expr(opt)
+            out.append(f"        return {text}")
         out.append("    raise AssertionError(opt)")
         # the strings of a whole listing (legal_actions; a decision may list a thousand bids):
         # without a call for the options whose strings are fixed or in a tuple
-        fixed = {oi: repr(ident(opt.name) + "()") if not opt.params
-                 else tables[oi][1].replace("args[0]", "a[0]")
+        fixed = {oi: repr(ident(opt.name) + "()") if not opt.params else lookup(oi, "a")
                  for oi, opt in enumerate(node.options) if not opt.params or oi in tables}
         tail = f"text_{d}(o, a)"
         if len(fixed) == len(node.options) and not self.p.standing:
@@ -157,7 +162,7 @@ class DecisionPrinter:
                 texts.append(repr(ident(opt.name) + "()"))
             elif oi in tables:
                 out += ["", "", tables[oi][0]]
-                texts.append(tables[oi][1])
+                texts.append(lookup(oi, "args"))
             else:
                 texts.append(f"text_{d}({oi}, args)")
         out += ["", "", f"def apply_{d}(s, acts, k):  # rules:{line}"]
