@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
@@ -57,3 +58,13 @@ def load_rules(backend: str):
         return _GAMES[key]
 
     return _load
+
+
+def sigint_as_in_a_terminal() -> None:
+    """preexec_fn for a child that a test interrupts with SIGINT, as Ctrl-C at a terminal would.
+
+    A process started in the background by a non-interactive shell (`pytest ... &` in a script)
+    inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler in its
+    children: the signal would do nothing and the test would fail for a reason outside the code
+    under test. A foreground program at a terminal starts with the default disposition."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

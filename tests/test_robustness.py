@@ -21,6 +21,7 @@ from click.testing import CliRunner
 import rulelang
 from rulelang import exitcodes as X
 from rulelang.cli import cli
+from tests.conftest import sigint_as_in_a_terminal
 
 GAME = """\
 game Steps
@@ -262,7 +263,8 @@ def test_play_interrupted_by_ctrl_c(rules, tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "rulelang.cli", "play", str(rules), "-p", "human,random",
          "--seed", "1", "--record", str(out)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        preexec_fn=sigint_as_in_a_terminal)
     seen = b""
     deadline = time.monotonic() + 120
     while b"P0> " not in seen and time.monotonic() < deadline:

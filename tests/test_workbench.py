@@ -21,6 +21,7 @@ from rulelang import exitcodes as X
 from rulelang.cli import cli
 from rulelang.workbench import stats
 from rulelang.workbench.compare import Arm, compare, tournament
+from tests.conftest import sigint_as_in_a_terminal
 
 HERE = Path(__file__).parent
 NIM = str(HERE / "fixtures" / "workbench" / "nim.rules")
@@ -387,7 +388,8 @@ def _start_endless(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "rulelang.cli", "simulate", str(rules), "-p", "2", "-n", "4",
          "--jobs", "2", "--backend", "interpreter"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, start_new_session=True,
+        preexec_fn=sigint_as_in_a_terminal)
     workers: list[int] = []
     for _ in range(200):  # wait until both workers run
         workers = _children(proc.pid)
