@@ -96,9 +96,21 @@ def _canonical_tables(saved: bytes) -> bytes:
         for st in order}
     table["start_states"] = {k: number[v] for k, v in sorted(table["start_states"].items())}
     table["end_states"] = {k: number[v] for k, v in sorted(table["end_states"].items())}
+    # A regular expression without an upper bound (an identifier, a number) has Python's "no
+    # limit" as its maximum width, and that number differs between Python releases (2**32 - 1,
+    # MAXREPEAT, before 3.11.7; 2**64, MAXWIDTH, since): one value for it here. Lark only sorts
+    # terminals by the width (longest first), and every width it sorts comes from this file.
+    for entry in obj["memo"].values():
+        pattern = entry.get("pattern") if isinstance(entry, dict) else None
+        width = pattern.get("_width") if isinstance(pattern, dict) else None
+        if width is not None and width[1] >= _NO_LIMIT:
+            pattern["_width"] = [width[0], _NO_LIMIT]
     # Pickle writes an object met twice as a reference to the first: rebuilt with a fresh
     # container everywhere and one object per string value, equal data gives equal bytes.
     return pickle.dumps(_fresh(obj), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+_NO_LIMIT = 2**32 - 1
 
 
 def _fresh(x):
