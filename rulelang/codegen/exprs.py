@@ -22,8 +22,10 @@ from rulelang.codegen.support import (
     strip_parens,
 )
 from rulelang.codegen.tree import (
+    _block_exprs,
     _conjuncts,
     _disjuncts,
+    _has_loop,
     _has_return,
     _returns,
     _walk,
@@ -370,10 +372,11 @@ class ExprPrinter:
             if h.agg:
                 if level != h.cur:
                     return None
-            elif level is None or level >= h.cur or any(
-                    isinstance(n, ast.Agg | ast.Comp | ast.Sort)
-                    or isinstance(n, ast.Call) and not self._cheap_call(n) for n in _walk(e)):
+            elif level is None or level >= h.cur:
                 return None
+            elif any(isinstance(n, ast.Agg | ast.Comp | ast.Sort)
+                     or isinstance(n, ast.Call) and not self._cheap_call(n) for n in _walk(e)):
+                return self._kept_once_reached(level, e, c)
         if level is None:
             return None
         # (a def's body is expanded with its parameters bound to different code at each call)
@@ -383,15 +386,31 @@ class ExprPrinter:
         # At the current level only from inside an aggregate's loop (else no loop is left), and
         # only reads and arithmetic: a call or an aggregate may sit behind a test that is rarely
         # passed (Acquire's `min(size) > 0` in stuck(), 0.99x when computed before the loop).
+        heavy = any(isinstance(n, ast.Call | ast.Agg | ast.Comp | ast.Sort) for n in _walk(e))
         if level > h.cur or (level == h.cur and not (
-                h.agg and not h.barrier
-                and not any(isinstance(n, ast.Call | ast.Agg | ast.Comp | ast.Sort)
-                            for n in _walk(e)))) or not self.safe(e):
-            return None
+                h.agg and not h.barrier and not heavy)) or not self.safe(e):
+            return self._kept_once_reached(level, e, c)
         t = self.hoisted(level, c, lambda cc: self.ex(e, cc))
         if level == -1:
             h.shared[key] = t
         return t
+
+    def _walks(self, e, seen: set) -> bool:
+        """Whether e's code walks a collection: an aggregate, a comprehension or a sort that the
+        passes did not turn into one builtin call (`min(size) > 0`), or a def whose values are
+        not kept and whose body walks one."""
+        for n in _walk(e):
+            if isinstance(n, ast.Agg | ast.Comp | ast.Sort) and id(n) not in self.plan.patterns:
+                return True
+            if isinstance(n, ast.Call) and self.p.refs[n][0] == "def" \
+                    and not self._cheap_call(n) and n.name not in seen:
+                seen.add(n.name)
+                body = self.p.defs[n.name].body
+                parts = _block_exprs(body.stmts) if isinstance(body, ast.Block) else [body]
+                if isinstance(body, ast.Block) and _has_loop(body.stmts) \
+                        or any(self._walks(x, seen) for x in parts):
+                    return True
+        return False
 
     def _cheap_call(self, n) -> bool:
         """len, or a def whose values are kept (per argument tuple or between writes): a read
@@ -423,11 +442,54 @@ class ExprPrinter:
         # Written aside first: what it hoists in turn goes into the level's lines before it.
         aside = Sink(sink.fn, sink.ind)
         code = emit(Ctx(c.py, aside, h.at(level)))
-        if not aside.lines and (is_true(code) or is_false(code)):
-            return code  # a folded test (`map != CentralEurope`): no temporary to read
+        if not aside.lines and const_of(code) is not NOT_CONST:
+            return code  # folded (`map != CentralEurope`, a let's `0`): no temporary to read
+        if not aside.lines:
+            # the same code at the same level has the same value there (it changes no state)
+            same = h.shared.setdefault("code", {})
+            t = same.get((id(sink), str(code)))
+            if t is None:
+                t = same[(id(sink), str(code))] = sink.tmp()
+                sink.emit(f"{t} = {code}")
+            return t
         t = sink.tmp()
         aside.emit(f"{t} = {code}")
         sink.lines.extend(aside.lines)
+        return t
+
+    def _kept_once_reached(self, level: int, e, c: Ctx) -> str | None:
+        """Where e cannot be computed before the loop (try_hoist), a walk is kept once reached
+        (hoisted_lazily), else None."""
+        h = c.hoist
+        if (level < h.cur or level == h.cur and h.agg) and not h.barrier \
+                and c.sink is not None and self.t(e) in (T.BOOL, T.INT) \
+                and self._walks(e, set()):
+            return self.hoisted_lazily(level, e, c)
+        return None
+
+    def hoisted_lazily(self, level: int, e, c: Ctx) -> str:
+        """An expression that walks a collection (ExprPrinter._walks) inside a loop that binds
+        nothing it reads, where it cannot be computed before the loop: inside an aggregate's
+        loop (Poder's bond_available(c) in can_pay's `any` over s: before the loop it would be
+        computed where the test before it rarely passes, as Acquire's `min(size) > 0` in
+        stuck() was at 0.99x), or in a listing's loop when it may fault. A temporary set to
+        None at the loop level of what it reads is computed where the expression is first
+        reached, then read (a bool or an int: never None). It is evaluated where and when it
+        was before, so a fault in it is the same fault, and a loop that never reaches it
+        never computes it; nothing changes state in between (an expression, a listing, a
+        def)."""
+        h = c.hoist
+        sink = h.levels[level + 1]
+        key = (id(sink), id(e), tuple(c.py.get(s) for s in sorted(self.free(e))))
+        lazy = h.shared.setdefault("lazy", {})
+        t = lazy.get(key)
+        if t is None:
+            t = lazy[key] = sink.tmp()
+            sink.emit(f"{t} = None")
+        c.sink.emit(f"if {t} is None:")
+        inner = c.sink.deeper()
+        code = self.ex(e, Ctx(c.py, inner, h.at(level)))
+        inner.emit(f"{t} = {code}")
         return t
 
     def emit_IntLit(self, e, c):

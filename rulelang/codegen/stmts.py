@@ -401,7 +401,9 @@ class StmtPrinter:
         # A def changes no state: state it reads more than once is read into locals first.
         pre = Sink(fn, 1)
         exprs = _block_exprs(d.body.stmts) if isinstance(d.body, ast.Block) else [d.body]
-        hoist = _Hoist([pre], {}, -1, {}, self.name_uses(exprs))
+        # (its parameters are bound before every loop in it: level -1)
+        hoist = _Hoist([pre], {self.p.slots[f]: -1 for f in d.params}, -1, {},
+                       self.name_uses(exprs))
         if isinstance(d.body, ast.Block):
             body = list(d.body.stmts)
             # Def locals are Python locals: map every binding inside the body.

@@ -83,6 +83,18 @@ def _block_exprs(stmts) -> list:
     return out
 
 
+def _has_loop(stmts) -> bool:
+    """Whether a list of statements holds a `for` or a `while`, nested ones included."""
+    for s in stmts:
+        if isinstance(s, ast.For | ast.While):
+            return True
+        if isinstance(s, ast.If) and (
+                any(_has_loop(b.stmts) for _c, b in s.branches)
+                or s.orelse is not None and _has_loop(s.orelse.stmts)):
+            return True
+    return False
+
+
 def _has_return(stmts) -> bool:
     for s in stmts:
         if isinstance(s, ast.Return):

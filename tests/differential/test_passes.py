@@ -37,6 +37,7 @@ DENSE_TABLES = os.path.join(ROOT, "tests", "fixtures", "densetables.rules")
 RANKS = os.path.join(ROOT, "tests", "fixtures", "ranks.rules")
 LISTINGS = os.path.join(ROOT, "tests", "fixtures", "listings.rules")
 ACTION_TEXTS = os.path.join(ROOT, "tests", "fixtures", "actiontexts.rules")
+LAZY_HOIST = os.path.join(ROOT, "tests", "fixtures", "lazyhoist.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES, new_vars=None,
@@ -358,7 +359,7 @@ def test_domain_filters_are_used():
     assert "for v_g in SMALL_BITS[_v_open & ~_v_mine[_l_p] & ~_v_banned]:" in lines
     assert "_v_open) == 0)" not in legal
     assert "for v_g_2 in SMALL_BITS[_v_open]:" in lines
-    assert "if (((1 << v_g_2) & _t7) != 0):" in lines
+    assert "if (((1 << v_g_2) & _t6) != 0):" in lines
     assert "for v_g_3 in SMALL_BITS[_v_mine[_l_p] & ~(_v_mine[((_l_p) + 1) % s.n])]:" in lines
     assert "for v_h in SMALL_BITS[_v_open & ~_v_links[v_g_3]]:" in lines
     assert "for v_g_4 in SMALL_BITS[_v_mine[_l_p]]:" in lines
@@ -559,6 +560,44 @@ def test_aggregate_hoisting_is_used():
     acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
     body = acq.split("def step_turn_while_2(s):")[1].split("\ndef ")[0]
     assert body.index("= _v_cash[_l_turn__p]\n") < body.index("for v_can_buy__c in range(7):")
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_walks_kept_once_reached_in_lockstep(players):
+    ends = {}
+    for seed in range(80):
+        _steps, where = _play(players, seed, LAZY_HOIST)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at worth() inside deep(g) (grow's listing) or inside rare(p) (the
+    # flow's while test, or fundable): where the kept walk is first reached
+    assert ends.get(None, 0) > 20
+    faults = {os.path.basename(w): n for w, n in ends.items() if w is not None}
+    assert set(faults) == {"lazyhoist.rules:21:37", "lazyhoist.rules:23:34"}
+    assert min(faults.values()) >= 4
+
+
+def test_walks_kept_once_reached_are_used():
+    """rare(p) in fundable's `any` and in the flow's `while` test, deep(g) in grow's `any`: a
+    temporary set to None before the loop and computed under `if ... is None:` inside it."""
+    src = compile_program(rulelang.check_file(LAZY_HOIST))
+
+    def body(name: str) -> list[str]:
+        return src.split(f"def {name}(")[1].split("\ndef ")[0].splitlines()
+
+    for fn, inner in (("def_fundable", "for v_rare__x in range(5):"),
+                      ("step_flow_while", "for v_rare__x in range(5):"),
+                      ("legal_grow", "for v_deep__y in range(5):")):
+        lines = body(fn)
+        at = [i for i, x in enumerate(lines) if x.strip() == inner]
+        assert len(at) == 1, fn
+        guard = lines[at[0] - 2].strip()
+        t = re.fullmatch(r"if (_t\d+) is None:", guard)
+        assert t is not None, (fn, guard)
+        outer = [i for i, x in enumerate(lines) if x.strip().startswith("for ")][0]
+        if fn == "legal_grow":  # deep(g) reads the option's g: set per candidate
+            outer = [i for i, x in enumerate(lines) if x.strip().startswith("for ")][1]
+        sets = [i for i, x in enumerate(lines) if x.strip() == f"{t.group(1)} = None"]
+        assert len(sets) == 1 and sets[0] < outer, fn
 
 
 @pytest.mark.parametrize("players", [2, 3])
