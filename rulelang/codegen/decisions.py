@@ -174,6 +174,8 @@ class DecisionPrinter:
         else:
             out.append("    opt, args = acts[k]" if any(o.params for o in node.options)
                        else "    opt = acts[k][0]")
+        if id(node) in self.plan.hidden_lists:
+            out.append(f"    s._hidden[{self.plan.hidden_lists[id(node)]}].append(len(s._seen))")
         out.append(f"    s._seen.append({'-2 - s.current_player' if node.secret else 'None'})")
         branches = []
         for oi, opt in enumerate(node.options):
@@ -625,6 +627,9 @@ class DecisionPrinter:
             vs = Sink(fn, 1)
             who = self.ex(node.seen_by, Ctx(sink=vs))
             apply_lines.extend(vs.lines)
+            if id(node) in self.plan.hidden_lists:
+                apply_lines.append(f"    s._hidden[{self.plan.hidden_lists[id(node)]}]"
+                                   ".append(len(s._seen))")
             if self.optional(node.seen_by):
                 apply_lines.append(f"    who = {who}")
                 apply_lines.append("    s._seen.append(-1 if who is None else who)")

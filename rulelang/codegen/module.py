@@ -278,7 +278,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         local_attrs=tuple(local_attrs), score=score_lines,
         tiebreak=tiebreak_lines, heuristic=heuristic_lines,
         limits=dataclasses.asdict(program.limits),
-        static_phase=em.plan.static_phase,
+        static_phase=em.plan.static_phase, hidden_lists=len(em.plan.hidden_lists),
         # chance_weights() is None at every pause when every chance node draws from a set
         masks_only=all(em.chance_mask(low.code[pc].node) for pc in low.pauses
                        if isinstance(low.code[pc], ChanceAt)),

@@ -179,6 +179,10 @@ class Plan:
     # `A += n` / `A -= n` that a test just before bounds away from the int limit
     # (plan_bounded_updates): id(statement)
     bounded_updates: set[int] = field(default_factory=set)
+    # history entries a `reveal` may make public, listed on the state (plan_hidden): id(secret
+    # decision or hidden chance node) -> its list, id(reveal statement) -> the lists it reads
+    hidden_lists: dict[int, int] = field(default_factory=dict)
+    reveal_lists: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -1419,10 +1423,33 @@ def _ways_into(code) -> dict[int, int]:
     return ways
 
 
+def plan_hidden(an, plan: Plan) -> None:
+    """The history entries that a `reveal` may make public (a secret choice of an option it
+    names, a draw seen by one player of a chance node it names) are listed on the state, one
+    list per decision or chance node, kept by the apply functions; a reveal looks at the lists
+    of the nodes it names instead of the whole history (Poder reveals the bids every round,
+    and its deals, which no reveal names, are not listed at all)."""
+    nodes = [n for root in (an.p.flow, *an.p.phases.values()) if root is not None
+             for n in _all_nodes(root)]
+    reveals = [(n, an.p.refs[n]) for n in nodes if isinstance(n, ast.Reveal)]
+    for n in nodes:
+        if isinstance(n, ast.Choose) and n.secret:
+            names = {o.name for o in n.options}
+            kinds = [r for r, (_k, secret, _draws) in reveals if names & set(secret)]
+        elif isinstance(n, ast.Chance) and n.seen_by is not None:
+            kinds = [r for r, (_k, _secret, draws) in reveals if n.name in draws]
+        else:
+            continue
+        if kinds and id(n) not in plan.hidden_lists:
+            k = plan.hidden_lists[id(n)] = len(plan.hidden_lists)
+            for r in kinds:
+                plan.reveal_lists[id(r)] = (*plan.reveal_lists.get(id(r), ()), k)
+
+
 PASSES = (plan_int_ranges, plan_dense_tables, plan_phase_sets, plan_cached_defs, plan_keyed_defs,
           plan_inlining, plan_options, plan_domain_filters, plan_reused_any, plan_mask_patterns,
           plan_field_walks, plan_flow, plan_resume_in_apply, plan_shared_any, plan_listing_memo,
-          plan_peel_sets, plan_path_rows, plan_member_removes, plan_bounded_updates)
+          plan_peel_sets, plan_path_rows, plan_member_removes, plan_bounded_updates, plan_hidden)
 
 
 def run_passes(an, plan: Plan) -> Plan:

@@ -383,7 +383,8 @@ class StmtPrinter:
         names = repr(tuple(ident(a) for a in secret))
         if draws:
             names += f", {tuple(ident(a) for a in draws)!r}"
-        c.sink.emit(f"reveal(s._seen, s.history, {names})")
+        lists = "".join(f"s._hidden[{k}], " for k in self.plan.reveal_lists.get(id(s), ()))
+        c.sink.emit(f"reveal(s._seen, s.history, {names}, hidden=({lists}))")
 
     def emit_Fail(self, s, c, ret):
         c.sink.emit(f"raise RulesRuntimeError({s.message!r}, {self.L(s.span)})")
