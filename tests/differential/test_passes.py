@@ -593,11 +593,13 @@ def test_walks_kept_once_reached_are_used():
         guard = lines[at[0] - 2].strip()
         t = re.fullmatch(r"if (_t\d+) is None:", guard)
         assert t is not None, (fn, guard)
-        outer = [i for i, x in enumerate(lines) if x.strip().startswith("for ")][0]
-        if fn == "legal_grow":  # deep(g) reads the option's g: set per candidate
-            outer = [i for i, x in enumerate(lines) if x.strip().startswith("for ")][1]
+        loops = [i for i, x in enumerate(lines) if x.strip().startswith("for ")]
         sets = [i for i, x in enumerate(lines) if x.strip() == f"{t.group(1)} = None"]
-        assert len(sets) == 1 and sets[0] < outer, fn
+        assert len(sets) == 1, fn
+        if fn == "legal_grow":  # deep(g) reads the option's g: set per candidate
+            assert loops[0] < sets[0] < loops[1], fn
+        else:  # before every loop of the function
+            assert sets[0] < loops[0], fn
 
 
 @pytest.mark.parametrize("players", [2, 3])
