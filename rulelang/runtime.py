@@ -578,21 +578,20 @@ def action_name(action):
 def reveal(seen, history, names, draws=(), hidden=None):
     """`reveal a, b`: the secret choices (marked -2 - player) of the actions `names` and the
     hidden draws (marked with their one viewer, or -1 for nobody) of the chance nodes `draws`
-    made so far become public (None). hidden: where the caller keeps them (a compiled engine:
-    codegen.passes.plan_hidden), lists of the indices of entries that may be revealed, which
-    hold every such entry; only those are looked at, and the lists are brought up to date."""
-    for listed in (range(len(seen)),) if hidden is None else hidden:
+    made so far become public (None). hidden: lists of the indices of the entries this reveal
+    may make public, where the caller keeps them (a compiled engine: codegen.passes.
+    plan_hidden); they are brought up to date. Without them, every entry not yet public."""
+    if hidden is None:
+        hidden = ([i for i, w in enumerate(seen) if w is not None],)
+    for listed in hidden:
         keep = []
         for i in listed:
-            w = seen[i]
-            if w is not None:
-                group = names if w <= -2 else draws
-                if group and action_name(history[i]) in group:
-                    seen[i] = None
-                else:
-                    keep.append(i)
-        if hidden is not None:
-            listed[:] = keep
+            group = names if seen[i] <= -2 else draws
+            if group and action_name(history[i]) in group:
+                seen[i] = None
+            else:
+                keep.append(i)
+        listed[:] = keep
 
 
 def canonical_json(obj):

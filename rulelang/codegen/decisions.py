@@ -174,8 +174,7 @@ class DecisionPrinter:
         else:
             out.append("    opt, args = acts[k]" if any(o.params for o in node.options)
                        else "    opt = acts[k][0]")
-        if id(node) in self.plan.hidden_lists:
-            out.append(f"    s._hidden[{self.plan.hidden_lists[id(node)]}].append(len(s._seen))")
+        out.extend(self._listed_hidden(node))
         out.append(f"    s._seen.append({'-2 - s.current_player' if node.secret else 'None'})")
         branches = []
         for oi, opt in enumerate(node.options):
@@ -187,6 +186,13 @@ class DecisionPrinter:
             branches.append((lines, ins.targets[oi]))
         out.extend(self.resume_lines("nxt", branches))
         return out
+
+    def _listed_hidden(self, node) -> list[str]:
+        """The line of an apply function that lists the entry it is about to add to the
+        history, where a `reveal` may make it public (passes.plan_hidden)."""
+        if id(node) not in self.plan.hidden_lists:
+            return []
+        return [f"    s._hidden[{self.plan.hidden_lists[id(node)]}].append(len(s._seen))"]
 
     def resume_lines(self, target: str, branches=None) -> list[str]:
         """The end of an apply function: run the flow from `target` (code) to the next pause,
@@ -627,9 +633,7 @@ class DecisionPrinter:
             vs = Sink(fn, 1)
             who = self.ex(node.seen_by, Ctx(sink=vs))
             apply_lines.extend(vs.lines)
-            if id(node) in self.plan.hidden_lists:
-                apply_lines.append(f"    s._hidden[{self.plan.hidden_lists[id(node)]}]"
-                                   ".append(len(s._seen))")
+            apply_lines.extend(self._listed_hidden(node))
             if self.optional(node.seen_by):
                 apply_lines.append(f"    who = {who}")
                 apply_lines.append("    s._seen.append(-1 if who is None else who)")

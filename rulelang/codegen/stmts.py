@@ -383,7 +383,10 @@ class StmtPrinter:
         names = repr(tuple(ident(a) for a in secret))
         if draws:
             names += f", {tuple(ident(a) for a in draws)!r}"
-        lists = "".join(f"s._hidden[{k}], " for k in self.plan.reveal_lists.get(id(s), ()))
+        listed = self.plan.reveal_lists.get(id(s), ())
+        if not listed:
+            return  # nothing it names is ever hidden (passes.plan_hidden)
+        lists = "".join(f"s._hidden[{k}], " for k in listed)
         c.sink.emit(f"reveal(s._seen, s.history, {names}, hidden=({lists}))")
 
     def emit_Fail(self, s, c, ret):

@@ -59,6 +59,10 @@ def write_tables(path: str | None = None) -> str:
     return target
 
 
+# the maximum width written for a pattern without an upper bound (_canonical_tables)
+_NO_LIMIT = 2**32 - 1
+
+
 def _canonical_tables(saved: bytes) -> bytes:
     """Lark.save's bytes with the LALR table numbered canonically. Lark numbers its states and
     terminals in an order that varies from run to run (it walks sets of objects), so two builds
@@ -108,9 +112,6 @@ def _canonical_tables(saved: bytes) -> bytes:
     # Pickle writes an object met twice as a reference to the first: rebuilt with a fresh
     # container everywhere and one object per string value, equal data gives equal bytes.
     return pickle.dumps(_fresh(obj), protocol=pickle.HIGHEST_PROTOCOL)
-
-
-_NO_LIMIT = 2**32 - 1
 
 
 def _fresh(x):
