@@ -289,14 +289,16 @@ BYTE_BITS = []
 
 class BitsCache(dict):
     """Members of a bit-mask set in ascending order, as a shared tuple (never to be changed):
-    a table for masks below 256, a bounded cache for larger ones with few members, since the
-    same set (a hand, a board region) is usually walked several times in a row. A hit is a
-    plain dict lookup (no Python frame); a miss lands in `__missing__`."""
+    the masks below 256 from the start (SMALL_BITS: a set of players, of a small enum), and a
+    bounded cache for larger ones with few members, since the same set (a hand, a board region)
+    is usually walked several times in a row. A hit is a plain dict lookup (no Python frame); a
+    miss lands in `__missing__`."""
     __slots__ = ()
 
+    def __init__(self):
+        super().__init__(enumerate(SMALL_BITS))
+
     def __missing__(self, m):
-        if m < 256:
-            return SMALL_BITS[m]
         # byte by byte, each non-zero byte's members from a table (3x faster than peeling off
         # the lowest bit once a mask has a few dozen members, as a board does)
         data = m.to_bytes((m.bit_length() + 7) >> 3, "little")
@@ -312,6 +314,7 @@ class BitsCache(dict):
         if len(r) <= 32:
             if len(self) >= 2048:
                 self.clear()
+                self.update(enumerate(SMALL_BITS))
             self[m] = r
         return r
 

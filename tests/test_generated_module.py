@@ -142,3 +142,31 @@ def test_golden_module():
     assert text == GOLDEN.read_text(encoding="utf-8"), (
         "the generated module changed: review `git diff tests/golden` after refreshing with "
         "RULELANG_UPDATE_GOLDEN=1")
+
+
+def test_bits_lists_members_in_order_and_never_misses_a_small_mask():
+    """runtime.bits: the members of any mask in ascending order; the masks below 256 (sets of
+    players, of small enums) are in the cache from the start and again after it is cleared,
+    so walking one never costs a call of __missing__ (a Python frame)."""
+    import random
+
+    from rulelang import runtime
+
+    missed = []
+
+    class Counting(runtime.BitsCache):
+        __slots__ = ()
+
+        def __missing__(self, m):
+            missed.append(m)
+            return super().__missing__(m)
+
+    cache = Counting()
+    rng = random.Random(5)
+    sparse = [sum(1 << rng.randrange(200) for _ in range(rng.randint(1, 10)))
+              for _ in range(2500)]
+    dense = [rng.getrandbits(200) for _ in range(50)]
+    for m in list(range(256)) + sparse + dense + list(range(256)):
+        assert cache[m] == tuple(i for i in range(m.bit_length()) if m >> i & 1)
+    assert len(cache) < 256 + len(set(sparse))  # the cache was cleared on the way
+    assert missed and min(missed) >= 256
