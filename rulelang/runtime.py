@@ -12,6 +12,7 @@ Python lists. The interpreter keeps sets as frozensets and lists as tuples.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import heapq
 import json
@@ -321,6 +322,8 @@ class BitsCache(dict):
 
 BITS_CACHE = BitsCache()
 bits = BITS_CACHE.__getitem__
+# Where a member goes in a sorted tuple of members (sets kept as tuples beside their masks).
+bisect_left = bisect.bisect_left
 # Members of a set of bools (a two-bit mask) as bools, so they stay bools wherever they go.
 BOOL_MEMBERS = ((), (False,), (True,), (False, True))
 

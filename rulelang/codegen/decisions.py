@@ -254,8 +254,10 @@ class DecisionPrinter:
         if dom.kind == "set":
 
             def dom_set(cc):
-                code = self.nn(prm.domain, cc)
-                return self.members(self.t(prm.domain), code)
+                kept = self.kept_members(prm.domain, cc)
+                if kept is not None:
+                    return kept
+                return self.members(self.t(prm.domain), self.nn(prm.domain, cc))
             return dom_set
         if dom.kind == "list":
             # the members of the parameter's type that are in the list, in order (a none in

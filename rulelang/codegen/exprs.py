@@ -190,7 +190,7 @@ class ExprPrinter:
         plan_peel_sets): (the lines heading the loop, the lines starting its body), or None when
         the plan keeps a `for` over iter_code's members. c.sink receives what the mask needs.
         refine(mask, c): the mask actually walked (a domain's filters, plan_domain_filters)."""
-        if id(e) not in self.plan.peel:
+        if id(e) not in self.plan.peel or refine is None and self._kept_here(e, c):
             return None
         mask = self.nn(e, c)
         if refine is not None:
@@ -199,12 +199,45 @@ class ExprPrinter:
         return ([f"{m} = {strip_parens(mask)}", f"while {m}:"],
                 [f"{b} = {m} & -{m}", f"{m} ^= {b}", f"{var} = {b}.bit_length() - 1"])
 
+    def _kept_here(self, e, c: Ctx) -> bool:
+        return id(e) in self.plan.kept_walks and c.sink is not None
+
+    def kept_members(self, e, c: Ctx) -> str | None:
+        """The members of the state set e (a variable, or A[i]) from the tuple kept beside its
+        mask (passes.py, plan_kept_members), built from the mask when none is kept: the name
+        of a temporary that c.sink sets, or None when the walk over e does not read it (or
+        there is no sink for the lines)."""
+        if not self._kept_here(e, c):
+            return None
+        mask = strip_parens(self.nn(e, c))
+        sk = c.sink
+        base = e.obj if isinstance(e, ast.Index) else e
+        attr = f"s.w_{ident(self.p.refs[base][1])}"
+        t = sk.tmp()
+        if isinstance(e, ast.Index):
+            kept, ix = sk.tmp(), self.ex(e.index, c)
+            size = self.size_of(self.plan.kept_members[self.p.refs[base][1]])
+            sk.emit(f"{kept} = {attr}")
+            sk.emit(f"if {kept} is None:")
+            sk.emit(f"    {kept} = {attr} = [None] * {size}")
+            sk.emit(f"{t} = {kept}[{ix}]")
+            sk.emit(f"if {t} is None:")
+            sk.emit(f"    {t} = {kept}[{ix}] = bits({mask})")
+        else:
+            sk.emit(f"{t} = {attr}")
+            sk.emit(f"if {t} is None:")
+            sk.emit(f"    {t} = {attr} = bits({mask})")
+        return t
+
     def iter_code(self, e, c: Ctx, snapshot: bool = False) -> str:
         ref = self.p.refs.get(e) if isinstance(e, ast.Name) else None
         if ref is not None and ref[0] == "enum_all":
             return f"range({len(self.p.enums[ref[1]].members)})"
         if isinstance(e, ast.Range):
             return self.range_code(e, c)[1]  # walked once: a Python range will do
+        kept = self.kept_members(e, c)
+        if kept is not None:
+            return kept
         code = self.nn(e, c)
         kind = T.strip(self.t(e)).kind
         if kind == "set":

@@ -219,7 +219,9 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     cache_attrs = [f"c_{ident(name)}" for name in em.plan.cached_defs]
     # values of defs kept per argument (passes.plan_keyed_defs): a list, None until asked
     keyed_attrs = [f"c_{ident(name)}" for name in em.plan.keyed_defs]
-    local_attrs += cache_attrs + keyed_attrs
+    # members of state sets kept as sorted tuples (passes.plan_kept_members): None until a walk
+    kept_attrs = [f"w_{ident(var)}" for var in em.plan.kept_members]
+    local_attrs += cache_attrs + keyed_attrs + kept_attrs
     all_attrs = [f"v_{ident(v.name)}" for v in program.state_vars] + local_attrs
 
     clone = [f"c.v_{ident(v.name)} = " + _copy_code(program.state_types[v.name],
@@ -227,6 +229,10 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
              for v in program.state_vars]
     clone += [f"c.{a} = self.{a}" for a in cache_attrs]
     clone += [f"c.{a} = None" for a in keyed_attrs]  # (the list changes in place: not shared)
+    # a kept tuple is never changed (shared); a list of them is (copied)
+    clone += [f"c.w_{ident(var)} = self.w_{ident(var)}" if index is None else
+              f"c.w_{ident(var)} = None if (w := self.w_{ident(var)}) is None else w[:]"
+              for var, index in em.plan.kept_members.items()]
     # Flow locals: only those in scope at the pause (and the loops open there) are copied; the
     # others are dead (each is bound again before it is read) and appear in no JSON.
     clone_fns: list[str] = []
@@ -272,7 +278,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
                          key=lambda x: tuple(map(int, x[0].split("_")[1:]))),
         functions=functions, blocks=blocks, block_table=block_table, pauses=pauses,
         texts=texts, lists=lists, acts=acts,
-        init=init, all_attrs=all_attrs, cache_attrs=cache_attrs + keyed_attrs,
+        init=init, all_attrs=all_attrs, cache_attrs=cache_attrs + keyed_attrs + kept_attrs,
         apply_table=[applies.get(pc, "None") for pc in range(len(low.code))],
         clone=clone, clone_fns=clone_fns, clone_table=clone_table,
         local_attrs=tuple(local_attrs), score=score_lines,

@@ -40,6 +40,9 @@ DENSE_TABLE_SPAN = 4096
 # A set read from the state is walked by peeling (plan_peel_sets) above this many members of
 # its enum (a mask wider than a machine word)
 WIDE_SET = 64
+# A set whose members are kept as a tuple (plan_kept_members) stops being kept when a member is
+# added to this many: copying the tuple at each insert then costs more than walking the mask.
+KEPT_MEMBERS_MAX = 32
 # Flow blocks of at most this many statements are copied into every function that reaches them.
 SMALL_BLOCK = 3
 # A flow function whose code measures at most this much (flow_size) is also copied where it is
@@ -183,6 +186,10 @@ class Plan:
     # decision or hidden chance node) -> its list, id(reveal statement) -> the lists it reads
     hidden_lists: dict[int, int] = field(default_factory=dict)
     reveal_lists: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # state sets whose members are kept as a sorted tuple beside the mask (plan_kept_members):
+    # variable -> the index type of an array of sets (None: one set); the walks that read them
+    kept_members: dict[str, T.Type | None] = field(default_factory=dict)
+    kept_walks: set[int] = field(default_factory=set)
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -1446,10 +1453,73 @@ def plan_hidden(an, plan: Plan) -> None:
                 plan.reveal_lists[id(r)] = (*plan.reveal_lists.get(id(r), ()), k)
 
 
+def plan_kept_members(an, plan: Plan) -> None:
+    """A set in the state (or an array of sets, indexed once) of an enum of more than 8 members
+    that the rules walk (a `for`, an aggregate, a comprehension, a sort, an action parameter's
+    `in` domain) over the variable itself or over A[i], i a local: its members are kept in
+    ascending order as a tuple beside the mask (attribute w_<var>: the tuple, or for an array a
+    list with one tuple per index; None until a walk asks). A walk reads the tuple, and builds
+    it from the mask (`bits`) only if it is not kept; `add x` and `remove x` with x and i locals
+    (or members) insert or delete x in the kept tuple (bisect), any other write forgets it (the
+    entry at a local index, else all). This is the issue's "small sets kept as sorted tuples
+    beside their masks": hands and offers change between walks, so bits' cache mostly misses
+    on them (O Jogo do Poder's hands, offers and companies owned) and a peel pays for every
+    member (Acquire's hands of 108 tiles), while one insert or delete a write is a few slices.
+    Enums of at most 8 members and sets of players are left to bits' table (SMALL_BITS).
+    Safe: the tuple holds exactly the members of the mask whenever it is kept (each write
+    updates or forgets it, after the mask's own update, which faults first when a removed
+    member is missing); a tuple is never changed, so a walk whose body writes the set goes on
+    over the members it started with, as over `bits(mask)` before. Clones copy the list (the
+    tuples are shared), set_vars and a new game start without it."""
+    walks: dict[str, list[int]] = {}
+    for node in _all_nodes(an.p.module.decls):
+        if isinstance(node, ast.Agg | ast.Comp | ast.Sort | ast.For):
+            it = node.iter
+        elif isinstance(node, ast.OParam):
+            it = node.domain
+        else:
+            continue
+        var = _kept_walk_var(an, it) if it is not None else None
+        if var is not None:
+            walks.setdefault(var, []).append(id(it))
+    for var, ids in walks.items():
+        t = an.p.state_types[var]
+        plan.kept_members[var] = t.index if t.kind == "array" else None
+        plan.kept_walks.update(ids)
+
+
+def _kept_walk_var(an, it) -> str | None:
+    """The state variable whose members plan_kept_members keeps for the walk over `it`, if any:
+    `it` is a set variable or A[i] for an array of sets A and a local i that is never none."""
+    t = an.t(it)
+    if t.kind != "set" or t.elem is None or t.elem.kind != "enum" \
+            or len(an.p.enums[t.elem.name].members) <= 8:
+        return None
+    base = it.obj if isinstance(it, ast.Index) else it
+    if not isinstance(base, ast.Name) or an.p.refs.get(base, ("",))[0] != "state":
+        return None
+    var = an.p.refs[base][1]
+    vt = an.p.state_types[var]
+    if isinstance(it, ast.Index):
+        if vt.kind != "array" or vt.elem.kind != "set" or not kept_index(an, it.index):
+            return None
+    elif vt.kind != "set":
+        return None
+    return var
+
+
+def kept_index(an, e) -> bool:
+    """Whether e is a local (or an enum member) that is never none: an index or a member that
+    plan_kept_members' updates can evaluate again after the write."""
+    return isinstance(e, ast.Name) and an.p.refs.get(e, ("",))[0] in ("local", "member") \
+        and an.t(e).kind in ("enum", "player")
+
+
 PASSES = (plan_int_ranges, plan_dense_tables, plan_phase_sets, plan_cached_defs, plan_keyed_defs,
           plan_inlining, plan_options, plan_domain_filters, plan_reused_any, plan_mask_patterns,
           plan_field_walks, plan_flow, plan_resume_in_apply, plan_shared_any, plan_listing_memo,
-          plan_peel_sets, plan_path_rows, plan_member_removes, plan_bounded_updates, plan_hidden)
+          plan_peel_sets, plan_path_rows, plan_member_removes, plan_bounded_updates, plan_hidden,
+          plan_kept_members)
 
 
 def run_passes(an, plan: Plan) -> Plan:

@@ -7,6 +7,7 @@ import re
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.analysis import _all_nodes
+from rulelang.codegen.passes import KEPT_MEMBERS_MAX, kept_index
 from rulelang.codegen.support import (
     Code,
     Ctx,
@@ -110,6 +111,7 @@ class StmtPrinter:
             lines += ["    " * ind + f"s.c_{ident(name)} = None"
                       for name, reads in self.plan.cached_defs.items() if var in reads]
             lines += self._forget_keyed(target, var, c, f, ind)
+            lines += self._kept_members_after(s, target, var, c, f, ind)
         # The marker lets the module map a generated line back to its .rules line.
         if lines and "  # rules:" not in lines[0]:
             lines[0] = lines[0] + f"  # rules:{s.span.line}"
@@ -153,6 +155,50 @@ class StmtPrinter:
                 u = f.tmp()
                 out += [f"{pad}    for {u} in NEIGHBORS_{ident(kd.enums[j])}[{x}]:",
                         f"{pad}        {_forget_at(kd, j, kept, u)}"]
+        return out
+
+    def _kept_members_after(self, s, target, var: str, c: Ctx, f, ind: int) -> list[str]:
+        """After a write of a state set whose members are kept as a sorted tuple (passes.py,
+        plan_kept_members): `add x` / `remove x` of a local or member x at a local index (or to
+        a plain set) insert x into the kept tuple or delete it; any other write forgets the
+        tuple at its index, or all of them. Run after the mask's update, so a remove of a
+        missing member has faulted before."""
+        if var not in self.plan.kept_members:
+            return []
+        pad = "    " * ind
+        attr = f"s.w_{ident(var)}"
+        indexed = self.plan.kept_members[var] is not None
+        ix = target.indices[0] if indexed and len(target.indices) == 1 else None
+        if indexed and (ix is None or not kept_index(self, ix)):
+            return [f"{pad}{attr} = None"]
+        cc = Ctx(c.py, Sink(f, ind), None)
+        x = s.value if isinstance(s, ast.Add | ast.Remove) and kept_index(self, s.value) \
+            else None
+        out = []
+        if indexed:
+            kept, t = f.tmp(), f.tmp()
+            i = self.ex(ix, cc)
+            out += [f"{pad}{kept} = {attr}", f"{pad}if {kept} is not None:"]
+            if x is None:
+                return out + [f"{pad}    {kept}[{i}] = None"]
+            out += [f"{pad}    {t} = {kept}[{i}]", f"{pad}    if {t} is not None:"]
+            where, pad = f"{kept}[{i}]", pad + "        "
+        else:
+            if x is None:
+                return [f"{pad}{attr} = None"]
+            t = f.tmp()
+            out += [f"{pad}{t} = {attr}", f"{pad}if {t} is not None:"]
+            where, pad = attr, pad + "    "
+        v, k = self.ex(x, cc), f.tmp()
+        if isinstance(s, ast.Add):
+            # a large set is no longer kept (each insert would copy it): walks take bits' tuple
+            out += [f"{pad}if len({t}) >= {KEPT_MEMBERS_MAX}:", f"{pad}    {where} = None",
+                    f"{pad}else:", f"{pad}    {k} = bisect_left({t}, {v})",
+                    f"{pad}    if {k} == len({t}) or {t}[{k}] != {v}:",
+                    f"{pad}        {where} = {t}[:{k}] + ({v},) + {t}[{k}:]"]
+        else:
+            out += [f"{pad}{k} = bisect_left({t}, {v})",
+                    f"{pad}{where} = {t}[:{k}] + {t}[{k} + 1:]"]
         return out
 
     def check_after(self, e, c: Ctx, name: str,

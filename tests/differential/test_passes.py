@@ -34,6 +34,7 @@ LOOP_READS = os.path.join(ROOT, "tests", "fixtures", "loopreads.rules")
 BOUNDS = os.path.join(ROOT, "tests", "fixtures", "bounds.rules")
 COND_INLINE = os.path.join(ROOT, "tests", "fixtures", "condinline.rules")
 DENSE_TABLES = os.path.join(ROOT, "tests", "fixtures", "densetables.rules")
+KEPT_SETS = os.path.join(ROOT, "tests", "fixtures", "keptsets.rules")
 RANKS = os.path.join(ROOT, "tests", "fixtures", "ranks.rules")
 LISTINGS = os.path.join(ROOT, "tests", "fixtures", "listings.rules")
 ACTION_TEXTS = os.path.join(ROOT, "tests", "fixtures", "actiontexts.rules")
@@ -155,12 +156,16 @@ def test_peeled_sets_in_lockstep(players):
 
 def test_peeled_sets_are_used():
     """The walk over the local set (`for c in mine`) peels the mask (plan_peel_sets); the walks
-    over the pile, a set read from the state, keep bits (its cache answers when the same set
-    is walked again unchanged)."""
+    over the pile, a set of the state, read the members kept beside its mask
+    (plan_kept_members), built by bits when none are kept."""
     src = compile_program(rulelang.check_file(PEEL))
     peels = [line for line in src.splitlines() if line.endswith(".bit_length() - 1")]
     assert len(peels) == 1 and peels[0].strip().startswith("v_c_3 = _t")
-    assert "for v_c_2 in bits(_v_pile[_l_p]):" in src  # (pile and p read before the run)
+    # (pile and p read before the run)
+    assert re.search(r"\n    (_t\d+) = (_t\d+)\[_l_p\]\n    if \1 is None:\n"
+                     r"        \1 = \2\[_l_p\] = bits\(_v_pile\[_l_p\]\)\n"
+                     r"    for v_c_2 in \1:\n", src)
+    assert not re.search(r"for v_\w+ in bits\(", src)
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -177,23 +182,116 @@ def test_peeled_wide_state_sets_in_lockstep(players):
 
 
 def test_peeled_wide_state_sets_are_used():
-    """Walks over an entry of an array of sets of a grid of 80 cells peel the mask
-    (plan_peel_sets): the `for` over the hand, the aggregates of high and top_worth, the
-    domain of play's parameter; the walk over the board, no array entry, keeps bits."""
+    """Walks over the sets of the state, an entry of an array of sets of a grid of 80 cells
+    (the `for` over the hand, the aggregates of high and top_worth, the domain of play's
+    parameter) or the board, read the members kept beside the mask (plan_kept_members) where
+    plan_peel_sets would peel the hands' masks."""
     src = compile_program(rulelang.check_file(WIDE_PEEL))
-    peels = [line.strip().split(" = ")[0] for line in src.splitlines()
-             if line.endswith(".bit_length() - 1")]
-    assert peels == ["v_c_2", "v_high__c", "v_top_worth__c", "v_c_4"]
-    assert "for v_c_3 in bits(s.v_board):" in src
-    assert "in bits(s.v_hand" not in src and "in bits(_v_hand" not in src
+    assert not [line for line in src.splitlines() if line.endswith(".bit_length() - 1")]
+    for var in ("v_c_2", "v_high__c", "v_top_worth__c", "v_c_4", "v_c_3"):
+        assert re.search(rf"\n *for {var} in _t\d+:\n", src), var
+    assert src.count("= s.w_hand = [None] * s.n\n") == 4  # (the `for`, high, top_worth, play)
+    assert src.count("= s.w_board = bits(s.v_board)\n") == 1
+    assert not re.search(r"for v_\w+ in bits\(", src)
 
 
-def test_acquire_hands_are_peeled():
-    """Acquire's hands (sets of 108 tiles, one per player) are walked by peeling, its board
-    (one set) through bits."""
+CARDS = "ABCDEFGHIJKL"
+
+
+def _new_kept_sets(rng, n):
+    def some(p):
+        return [c for c in CARDS if rng.random() < p]
+    return {"hand": [some(0.3) for _ in range(n)], "board": some(0.3),
+            "stock": {"Red": some(0.2), "Blue": some(0.2)}}
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_kept_sets_in_lockstep(players):
+    ends = {}
+    for seed in range(80):
+        _steps, where = _play(players, seed, KEPT_SETS, _new_kept_sets)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at worth(7) inside risky's `any` over the hand (the `if` test) or
+    # in play's body
+    assert ends.get(None, 0) > 15
+    faults = {os.path.basename(w) for w in ends if w is not None}
+    assert faults == {"keptsets.rules:31:36", "keptsets.rules:73:21"}
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_kept_sets_of_clones_whose_originals_play_on(players):
+    """A clone copies the list of kept hands and stocks (their tuples are never changed, so
+    they are shared): the original and the clone both play on, each with its own sets, in
+    lock step with the interpreter's clone and original."""
+    games = [rulelang.load(KEPT_SETS, backend=be) for be in ("interpreter", "compiled")]
+
+    def step(a, b, rng):
+        k = rng.randrange(a.num_choices())
+        errs = _faults((a, b), "apply_index", k)
+        assert errs[0] == errs[1]
+        return errs[0] is None
+
+    played = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        a, b = (g.new_game(players) for g in games)
+        going = True
+        while going and not a.is_terminal():
+            assert snapshot(a) == snapshot(b), (seed, played)
+            if rng.random() < 0.2:
+                ca, cb = a.clone(), b.clone()
+                for _ in range(6):
+                    if a.is_terminal() or not step(a, b, rng):
+                        break
+                    assert snapshot(a) == snapshot(b), (seed, played)
+                a, b = ca, cb
+            going = step(a, b, rng)
+            played += 1
+    assert played > 500
+
+
+def test_kept_sets_are_used_updated_and_forgotten():
+    """Every walk over hand, board, stock and marks reads the tuple kept beside the mask; an add
+    or a remove of a local at a local (or member) index inserts or deletes it (an add of a
+    member already there changes nothing, an add to 32 members or more forgets it), a write at
+    another index forgets every kept hand, a whole assignment forgets the entry or the set;
+    clones copy the list, set_vars forgets it."""
+    src = compile_program(rulelang.check_file(KEPT_SETS))
+    assert not re.search(r"for v_\w+ in bits\(", src)
+    assert "= bits(_v_hand[_l_p])" in src and "= s.w_board = bits(s.v_board)" in src
+    assert "= bits(s.v_stock[0])" in src and "= bits(_v_stock[1])" in src
+    draw = src.split("def step_draw_then(s):")[1].split("\ndef ")[0]
+    inserts = re.findall(r"\n( +)if (_t\d+) == len\((_t\d+)\) or \3\[\2\] != s\.l_c:\n\1    "
+                         r"(\S+) = \3\[:\2\] \+ \(s\.l_c,\) \+ \3\[\2:\]\n", draw)
+    # add c to hand[p] (twice: the second finds c there) and to stock[Red]
+    assert [re.sub(r"_t\d+", "L", w) for _pad, _k, _t, w in inserts] == ["L[s.l_p]"] * 2 + ["L[0]"]
+    assert re.search(r"\n +s\.w_hand = None\n", draw)  # add c to hand[next_seat(p)]
+    assert re.search(r"\n( +)(_t\d+)\[s\.l_p\] = (_t\d+)\[:(_t\d+)\] \+ \3\[\4 \+ 1:\]\n", src)
+    assert re.search(r"\n +(_t\d+)\[s\.l_p\] = None\n", src)  # hand[p] = {...}
+    assert re.search(r"\n +(_t\d+)\[0\] = None\n", src)  # stock[Red] = {}
+    assert re.search(r"\n +s\.w_board = None\n", src)  # board = low_board()
+    # marks: an insert into a kept tuple of 32 members or more forgets it
+    assert re.search(r"\n( +)if len\((_t\d+)\) >= 32:\n\1    s\.w_marks = None\n\1else:\n", src)
+    lines = [line.strip() for line in src.splitlines()]
+    assert "c.w_hand = None if (w := self.w_hand) is None else w[:]" in lines
+    assert "c.w_board = self.w_board" in lines
+    assert "self.w_hand = None" in lines and "self.w_stock = None" in lines  # set_vars
+
+
+def test_acquire_hands_and_board_are_kept_as_tuples():
+    """Acquire's hands (sets of 108 tiles, one per player) and its board are walked over the
+    members kept beside their masks (plan_kept_members); a tile placed or drawn is deleted
+    from or inserted into the kept hand, and inserted into the kept board."""
     src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
-    assert "_v_hand" in src and "in bits(_v_hand" not in src and "in bits(s.v_hand" not in src
-    assert "for v_merger__x in bits(s.v_board):\n" in src
+    assert not re.search(r"for v_\w+ in bits\(", src)
+    assert ".bit_length() - 1\n" in src  # (connected's walks peel)
+    assert re.search(r"\n    (_t\d+) = s\.w_board\n    if \1 is None:\n        \1 = s\.w_board = "
+                     r"bits\(s\.v_board\)\n    for v_merger__x in \1:\n", src)
+    place = src.split("def step_place_then_place(s):")[1].split("\ndef ")[0]
+    assert "s.v_hand[s.l_place_tile__p] ^= 1 << _l_place_tile__t" in place
+    assert re.search(r"\] = (_t\d+)\[:(_t\d+)\] \+ \1\[\2 \+ 1:\]\n", place)  # the hand
+    assert re.search(r"s\.w_board = (_t\d+)\[:(_t\d+)\] \+ \(s\.l_place_tile__t,\) \+ \1\[\2:\]\n",
+                     place)
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -531,7 +629,7 @@ def test_acquire_fetches_kept_lists_once():
     src = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
     body = src.split("def legal_place(s):")[1].split("\ndef ")[0]
     assert body.count("= s.c_adjacent_chains\n") == 1
-    assert body.index("= s.c_adjacent_chains\n") < body.index("while ")
+    assert body.index("= s.c_adjacent_chains\n") < body.index("for v_turn__t in ")
     assert ".bit_count() > 0" not in src
 
 
@@ -670,22 +768,27 @@ def test_loop_reads_are_lifted():
 
     def body(name):
         return src.split(f"def {name}(s):")[1].split("\ndef ")[0]
+    def walk(code, var):  # (the lines before the loop over the pool, its body)
+        head, loop = re.split(rf"\n    for {var} in _t\d+:\n", code)
+        assert head.endswith(" = bits(s.v_pool)")  # the members kept beside the pool's mask
+        return head, loop
+
     grow = body("step_claim_then_grow")
-    assert grow.index("_v_owner = s.v_owner") < grow.index("for v_t_2 in bits(s.v_pool):")
-    loop = grow.split("for v_t_2 in bits(s.v_pool):")[1]
+    head, loop = walk(grow, "v_t_2")
+    assert "_v_owner = s.v_owner" in head
     # near's list: fetched by each statement (owner is written), owner's list once
     assert loop.count("= s.c_near = [None]") == 2 and "= s.v_owner" not in loop
     sweep = body("step_claim_then_sweep")
-    head, loop = sweep.split("for v_t_3 in bits(s.v_pool):")
+    head, loop = walk(sweep, "v_t_3")
     assert "= s.c_near" in head and "_v_owner = s.v_owner" in head and "_v_level" in head
     assert "= s.c_near" not in loop and "s.v_pool.bit_count()" in loop  # pool: written
     settle = body("step_claim_then_settle")
-    head, loop = settle.split("for v_t_4 in bits(s.v_pool):")
+    head, loop = walk(settle, "v_t_4")
     assert "_v_level" not in head and loop.count("_v_level = s.v_level") == 2
     acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
     turn = acq.split("def step_turn_while_2(s):")[1].split("\ndef ")[0]
     end = turn[turn.index("if (not s.v_ending):"):]
-    assert end.index("= s.c_adjacent_chains") < end.index("while _t")
+    assert end.index("= s.c_adjacent_chains") < end.index("for v_turn__t_2 in _t")
 
 
 def test_static_phase():
