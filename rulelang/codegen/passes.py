@@ -38,11 +38,9 @@ INLINE_NODES = 120
 # A one-int-key table whose keys cover at most this many values gets a dense tuple.
 DENSE_TABLE_SPAN = 4096
 # A set read from the state is walked by peeling (plan_peel_sets) above this many members of
-# its enum (a mask wider than a machine word)
+# its enum (a mask wider than a machine word); at most this many, its members are kept as a
+# tuple beside the mask (plan_kept_members)
 WIDE_SET = 64
-# A set whose members are kept as a tuple (plan_kept_members) stops being kept when a member is
-# added to this many: copying the tuple at each insert then costs more than walking the mask.
-KEPT_MEMBERS_MAX = 32
 # Flow blocks of at most this many statements are copied into every function that reaches them.
 SMALL_BLOCK = 3
 # A flow function whose code measures at most this much (flow_size) is also copied where it is
@@ -1454,18 +1452,22 @@ def plan_hidden(an, plan: Plan) -> None:
 
 
 def plan_kept_members(an, plan: Plan) -> None:
-    """A set in the state (or an array of sets, indexed once) of an enum of more than 8 members
-    that the rules walk (a `for`, an aggregate, a comprehension, a sort, an action parameter's
-    `in` domain) over the variable itself or over A[i], i a local: its members are kept in
-    ascending order as a tuple beside the mask (attribute w_<var>: the tuple, or for an array a
-    list with one tuple per index; None until a walk asks). A walk reads the tuple, and builds
-    it from the mask (`bits`) only if it is not kept; `add x` and `remove x` with x and i locals
-    (or members) insert or delete x in the kept tuple (bisect), any other write forgets it (the
-    entry at a local index, else all). This is the issue's "small sets kept as sorted tuples
-    beside their masks": hands and offers change between walks, so bits' cache mostly misses
-    on them (O Jogo do Poder's hands, offers and companies owned) and a peel pays for every
-    member (Acquire's hands of 108 tiles), while one insert or delete a write is a few slices.
-    Enums of at most 8 members and sets of players are left to bits' table (SMALL_BITS).
+    """A set in the state (or an array of sets, indexed once) of an enum of more than 8 and at
+    most WIDE_SET members that the rules walk (a `for`, an aggregate, a comprehension, a sort,
+    an action parameter's `in` domain) over the variable itself or over A[i], i a local: its
+    members are kept in ascending order as a tuple beside the mask (attribute w_<var>: the
+    tuple, or for an array a list with one tuple per index; None until a walk asks). A walk
+    reads the tuple, and builds it from the mask (`bits`) only if it is not kept; `add x` and
+    `remove x` with x and i locals (or members) insert or delete x in the kept tuple (bisect),
+    any other write forgets it (the entry at a local index, else all). This is the issue's
+    "small sets kept as sorted tuples beside their masks": O Jogo do Poder's hands, offers and
+    companies owned change between walks, so bits' cache mostly missed on them; kept, a 4-player
+    game takes 1.04x fewer instructions and 1.09x less time (peeling them instead: 1.07x less
+    time, and 0.97x on Power Grid, whose plants and cities are walked again unchanged, where the
+    tuple does as well as bits' cache). Enums of at most 8 members and sets of players are left
+    to bits' table (SMALL_BITS); wider ones to the peel (plan_peel_sets) or bits: kept, Acquire's
+    hands and board of 108 tiles took 1.047x fewer instructions but 1.015x more time (each
+    insert and delete allocates tuples, written about as often as they are walked).
     Safe: the tuple holds exactly the members of the mask whenever it is kept (each write
     updates or forgets it, after the mask's own update, which faults first when a removed
     member is missing); a tuple is never changed, so a walk whose body writes the set goes on
@@ -1493,7 +1495,7 @@ def _kept_walk_var(an, it) -> str | None:
     `it` is a set variable or A[i] for an array of sets A and a local i that is never none."""
     t = an.t(it)
     if t.kind != "set" or t.elem is None or t.elem.kind != "enum" \
-            or len(an.p.enums[t.elem.name].members) <= 8:
+            or not 8 < len(an.p.enums[t.elem.name].members) <= WIDE_SET:
         return None
     base = it.obj if isinstance(it, ast.Index) else it
     if not isinstance(base, ast.Name) or an.p.refs.get(base, ("",))[0] != "state":

@@ -7,7 +7,7 @@ import re
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.analysis import _all_nodes
-from rulelang.codegen.passes import KEPT_MEMBERS_MAX, kept_index
+from rulelang.codegen.passes import kept_index
 from rulelang.codegen.support import (
     Code,
     Ctx,
@@ -190,15 +190,12 @@ class StmtPrinter:
             out += [f"{pad}{t} = {attr}", f"{pad}if {t} is not None:"]
             where, pad = attr, pad + "    "
         v, k = self.ex(x, cc), f.tmp()
+        out.append(f"{pad}{k} = bisect_left({t}, {v})")
         if isinstance(s, ast.Add):
-            # a large set is no longer kept (each insert would copy it): walks take bits' tuple
-            out += [f"{pad}if len({t}) >= {KEPT_MEMBERS_MAX}:", f"{pad}    {where} = None",
-                    f"{pad}else:", f"{pad}    {k} = bisect_left({t}, {v})",
-                    f"{pad}    if {k} == len({t}) or {t}[{k}] != {v}:",
-                    f"{pad}        {where} = {t}[:{k}] + ({v},) + {t}[{k}:]"]
+            out += [f"{pad}if {k} == len({t}) or {t}[{k}] != {v}:",
+                    f"{pad}    {where} = {t}[:{k}] + ({v},) + {t}[{k}:]"]
         else:
-            out += [f"{pad}{k} = bisect_left({t}, {v})",
-                    f"{pad}{where} = {t}[:{k}] + {t}[{k} + 1:]"]
+            out.append(f"{pad}{where} = {t}[:{k}] + {t}[{k} + 1:]")
         return out
 
     def check_after(self, e, c: Ctx, name: str,
