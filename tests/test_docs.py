@@ -131,3 +131,14 @@ def test_readings_has_every_game_section() -> None:
     for heading in ("## Acquire", "## Pola Naftowe", "## O Jogo do Poder", "## Automobile",
                     "## Errata"):
         assert heading in readings
+
+
+def test_performance_lists_every_pass() -> None:
+    """docs/performance.md's table of the code generator's passes names each pass in
+    codegen.passes.PASSES, and nothing else."""
+    from rulelang.codegen.passes import PASSES
+
+    text = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| `plan_")]
+    listed = {name for row in rows for name in re.findall(r"`(plan_\w+)`", row.split("|")[1])}
+    assert listed == {p.__name__ for p in PASSES}
