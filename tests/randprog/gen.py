@@ -1319,13 +1319,18 @@ class Gen:
         out.append("}")
         self.features.add("standing option")
 
-    def wide_decl(self, decl: list[str]) -> list[str]:
+    def wide_decl(self, decl: list[str], kept: bool = False) -> list[str]:
         """A hand-and-bag section over a grid of more than 64 cells, returned as flow lines
         (its declarations go to `decl`): hands are an array of sets over that grid, walked by a
         `for` whose body removes from the hand it walks and may `break`, counted and tested by
         `count`/`any` in defs, and drawn from by a decision's parameter -- the shapes the
         compiler walks by peeling the lowest member off the mask (codegen plan_peel_sets,
-        WIDE_SET). Beside it, a small enum with a stock and a price def kept per argument
+        WIDE_SET). With kept, the grid has 18 to 60 cells, so that the compiler keeps the
+        hands' and the pile's members as tuples beside their masks (plan_kept_members), and the
+        section also writes them in the other ways that update or forget a kept tuple: a card
+        added to a hand it is already in, an add to the next seat's hand (an index that is no
+        local), a whole assignment of a hand, a walk over the pile that removes from it. Beside
+        it, a small enum with a stock and a price def kept per argument
         (plan_keyed_defs) read through a table that may lack a row: the loop's `while` tests
         `any(stock > 0 and can pay price)` and a decision tests the same `and` in its `when`
         (the element printed as nested ifs, shared with the `choose`), and a `count` of an
@@ -1333,7 +1338,7 @@ class Gen:
         g, tb, hand, bag, pile, pts = (self.name(k) for k in ("Wg", "wt", "wh", "wb", "wp",
                                                               "ws"))
         sk, stk, pr, hi, tw = (self.name(k) for k in ("Sk", "sk", "pr", "whi", "wtw"))
-        cols, rows = self.r.randint(9, 12), self.r.randint(8, 10)
+        cols, rows = self.r.randint(9, 12), self.r.randint(2, 5) if kept else self.r.randint(8, 10)
         row_names = "ABCDEFGHIJ"
         decl.append(f"grid {g} cols 1..{cols} rows A..{row_names[rows - 1]}")
         gap = self.r.randint(4, cols + 4)
@@ -1382,7 +1387,7 @@ class Gen:
                 f"    chance {d}({c}: {g} in {bag})",
                 f"    remove {c} from {bag}",
                 f"    add {c} to {hand}[{who}]",
-                "  }",
+                *(self.kept_writes(c, g, hand, bag, pile, who, k, cols) if kept else ["  }"]),
                 f"  for {c} in {hand}[{who}] {{",
                 f"    if {c}.col % 2 == {self.r.randint(0, 1)} {{",
                 f"      {pts}[{who}] += 1",
@@ -1411,8 +1416,28 @@ class Gen:
                 f"  {k} += 1",
                 f"  {who} = next_seat({who})",
                 "}"]
-        self.features |= {"wide peel", "and with kept def"}
+        self.features |= {"kept tuples" if kept else "wide peel", "and with kept def"}
         return ["  " + line for line in body]
+
+    def kept_writes(self, c, g, hand, bag, pile, who, k, cols) -> list[str]:
+        """wide_decl's writes of its kept sets beyond `add` and `remove` at the seat's own hand
+        (the lines end the `if` that draws a card)."""
+        return [f"    if {c}.col == {self.r.randint(1, cols)} {{",
+                f"      add {c} to {hand}[{who}]",
+                f"    }} elif {c}.row == {self.r.randint(0, 1)} {{",
+                f"      add {c} to {hand}[next_seat({who})]",
+                "    }",
+                "  }",
+                f"  if {k} % {self.r.randint(2, 4)} == 1 {{",
+                f"    {hand}[{who}] = {{{c} for {c} in {hand}[{who}] if {c}.col != "
+                f"{self.r.randint(1, cols)}}}",
+                "  }",
+                f"  for {c} in {pile} {{",
+                f"    if {c}.row == {self.r.randint(0, 1)} {{",
+                f"      remove {c} from {pile}",
+                f"      add {c} to {bag}",
+                "    }",
+                "  }"]
 
     def empty_test(self, s: str) -> str:
         """`len(s)` compared with 0 or 1, in one of the six comparisons, the literal on either
@@ -1749,6 +1774,8 @@ class Gen:
             flow[1:1] = self.tuple_decl(decl)
         if self.chance(0.15):  # drawn after all the rest: the programs before are unchanged
             flow[1:1] = self.rank_decl(decl, configs)
+        if self.chance(0.15):  # drawn after all the rest: the programs before are unchanged
+            flow[1:1] = self.wide_decl(decl, kept=True)
         text = "\n".join(out + decl + phases + standing + flow + tail) + "\n"
         return Case(self.seed, text, configs, set(self.features))
 

@@ -41,7 +41,7 @@ REQUIRED = {
     "domain def", "domain option", "path option", "set of bool", "wide peel",
     "and with kept def", "empty tests", "array item near the int limit",
     "aggregate with an invariant operand", "tuple-keyed def", "domain filter", "argument check",
-    "rank over a mask", "field walk", "folded comparison",
+    "rank over a mask", "field walk", "folded comparison", "kept tuples",
 }
 
 
@@ -215,6 +215,31 @@ def test_rank_sections_meet_the_rewrites():
         folded += not re.search(r"\(\d+ (==|!=) \d+\)", legal) and "rmode" not in legal
     assert sections >= 30 and below == walks == folded == sections, \
         (sections, below, walks, folded)
+
+
+def test_kept_sections_meet_the_rewrites():
+    """gen.wide_decl's kept sections (a grid of 18 to 60 cells) reach what they are there for:
+    the hands and the pile are kept as tuples beside their masks (plan_kept_members) and no
+    walk of them peels or goes through bits; a draw inserts into the kept hand (bisect), the
+    pile's walk deletes from the kept pile, and the add to the next seat's hand forgets every
+    kept hand."""
+    sections = kept = inserts = deletes = forgets = 0
+    for _case, plan, src in _sections("kept tuples"):
+        sections += 1
+        # (a wide section in the same program has a hand and a pile too, of more than 64 cells)
+        hands = [v for v in plan.kept_members if v.startswith("wh")]
+        piles = [v for v in plan.kept_members if v.startswith("wp")]
+        if len(hands) != 1 or len(piles) != 1:
+            continue
+        hand, pile = hands[0], piles[0]
+        kept += not re.search(rf"in bits\(\S*v_({hand}|{pile})", src) and not re.search(
+            rf"= \S*v_{hand}\[[^\]\n]+\]\n *while ", src)
+        inserts += bool(re.search(r"(_t\d+)\[s\.l_\w+\] = (_t\d+)\[:(_t\d+)\] \+ "
+                                  r"\((s\.l|_l)_wc\w+,\) \+ \2\[\3:\]", src))
+        deletes += bool(re.search(rf"s\.w_{pile} = (_t\d+)\[:(_t\d+)\] \+ \1\[\2 \+ 1:\]", src))
+        forgets += bool(re.search(rf"\n +s\.w_{hand} = None\n", src))
+    assert sections >= 30 and kept == inserts == deletes == forgets == sections, (
+        sections, kept, inserts, deletes, forgets)
 
 
 def test_switched_off_house_rules_are_generated():
