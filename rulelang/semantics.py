@@ -364,13 +364,13 @@ def _order(op: str, pure: Callable, flip: str) -> BinaryOp:
 BINARY_OPS: dict[str, BinaryOp] = {b.op: b for b in (
     BinaryOp("and", "logic", _check_logic, None, None),
     BinaryOp("or", "logic", _check_logic, None, None),
-    # On a bit-mask set, (1 << a) comes first: the element is evaluated (and none-checked)
-    # before the set, as in the interpreter.
+    # On a bit-mask set, `sets` is the element's one-bit mask (1 << a), which comes first: the
+    # element is evaluated (and none-checked) before the set, as in the interpreter.
     BinaryOp("in", "member", _check_member, lambda a, b, w: a in b,
-             lambda a, b, w, sets: f"(((1 << {a}) & {b}) != 0)" if sets else f"({a} in {b})",
+             lambda a, b, w, sets: f"(({sets} & {b}) != 0)" if sets else f"({a} in {b})",
              "not in"),
     BinaryOp("not in", "member", _check_member, lambda a, b, w: a not in b,
-             lambda a, b, w, sets: f"(((1 << {a}) & {b}) == 0)" if sets
+             lambda a, b, w, sets: f"(({sets} & {b}) == 0)" if sets
              else f"({a} not in {b})", "in"),
     BinaryOp("==", "equal", _check_equal, _pure(operator.eq),
              lambda a, b, w, sets: f"({a} == {b})", "!=", pure=operator.eq),

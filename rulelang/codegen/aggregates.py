@@ -214,9 +214,10 @@ class AggregatePrinter:
             items = ", ".join(self.seq(c, [self._part_ex(x) for x in e.items]))
             return f"mask_of(({items},), {self.L(e.span)})"
         codes = self.seq(c, [self._part_ex(x) for x in e.items])
+        elem = T.strip(self.t(e)).elem
         if len(codes) == 1:
-            return f"(1 << {codes[0]})"
-        return "(" + " | ".join(f"(1 << {x})" for x in codes) + ")"
+            return self.one_bit(elem, codes[0], paren=True)
+        return "(" + " | ".join(self.one_bit(elem, x, paren=True) for x in codes) + ")"
 
     def emit_Comp(self, e, c):
         code = self._pattern(e, c)
@@ -251,7 +252,7 @@ class AggregatePrinter:
         sk.emit(f"{t} = 0")
         if not self.elem_optional(e):
             ic = self._loop(e, c)
-            ic.sink.emit(f"{t} |= 1 << {self.ex(e.elem, ic)}")
+            ic.sink.emit(f"{t} |= {self.one_bit(T.strip(self.t(e)).elem, self.ex(e.elem, ic))}")
             return t
         # The interpreter collects every element, then rejects a none among them.
         bad = sk.tmp()
@@ -262,7 +263,7 @@ class AggregatePrinter:
         ic.sink.emit(f"if {v} is None:")
         ic.sink.emit(f"    {bad} = True")
         ic.sink.emit("else:")
-        ic.sink.emit(f"    {t} |= 1 << {v}")
+        ic.sink.emit(f"    {t} |= {self.one_bit(T.strip(self.t(e)).elem, v)}")
         sk.emit(f"if {bad}:")
         sk.emit(f"    fault_set_none({self.L(e.elem.span)})")
         return t

@@ -134,6 +134,9 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
                 groups = [(v, tuple(j for j, x in enumerate(vals) if x == v)) for v in values]
                 table = dict(groups) if ft.kind == "int" else tuple(g for _v, g in groups)
                 constants.append(f"MEMBERS_{ident(name)}_{ident(fname)} = {_safe_repr(table)}")
+        if len(info.members) > 8:  # one-bit masks made once (ExprPrinter.one_bit)
+            n = len(info.members)
+            constants.append(f"BIT_{ident(name)} = tuple(1 << i for i in range({n}))")
         if info.grid is not None:
             nb = consts.neighbors[name]
             constants.append(f"NEIGHBORS_{ident(name)} = {_safe_repr([list(x) for x in nb])}")

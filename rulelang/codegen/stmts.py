@@ -278,17 +278,19 @@ class StmtPrinter:
             return
         v, tgt = self._value_then_target(s, c, lambda cc: self.ex(s.value, cc),
                                          self.safe(s.value))
-        c.sink.emit(f"{tgt} |= 1 << {v}")
+        c.sink.emit(f"{tgt} |= {self.one_bit(T.strip(self.t(s.target)).elem, v)}")
 
     def emit_Remove(self, s, c, ret):
         if T.strip(self.t(s.target)).kind == "set":
             if id(s) in self.plan.member_removes:  # x drawn from the set just before
                 v = self.nn(s.value, c)
-                c.sink.emit(f"{self.target(s.target, c)} ^= 1 << {v}")
+                c.sink.emit(f"{self.target(s.target, c)} ^= "
+                            f"{self.one_bit(T.strip(self.t(s.target)).elem, v)}")
                 return
             if self._target_safe(s.target):
                 bit = c.sink.tmp()
-                c.sink.emit(f"{bit} = 1 << {self.nn(s.value, c)}")
+                c.sink.emit(f"{bit} = "
+                            f"{self.one_bit(T.strip(self.t(s.target)).elem, self.nn(s.value, c))}")
                 tgt = self.target(s.target, c)
                 c.sink.emit(f"if not {tgt} & {bit}:")
                 c.sink.emit(f"    fault_not_in_set({self.L(s.span)})")

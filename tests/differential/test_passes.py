@@ -275,6 +275,21 @@ def test_kept_sets_are_used_updated_and_forgotten():
     assert "self.w_hand = None" in lines and "self.w_stock = None" in lines  # set_vars
 
 
+def test_one_bit_masks_of_wide_enums_come_from_a_table():
+    """A member of a set of an enum of more than 8 members is added, removed and tested with
+    its one-bit mask read from BIT_<enum> (made once; 1 << x of 9 or more makes a new int each
+    time), a member of a smaller enum with 1 << x: Acquire's tiles and its chains, the cards of
+    keptsets.rules (`c in hand[p]` in count, in lock step above)."""
+    acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
+    assert "\nBIT_Tile = tuple(1 << i for i in range(108))\n" in acq and "BIT_Chain" not in acq
+    assert "    s.v_board |= BIT_Tile[_l_place_tile__t]  # rules:205\n" in acq
+    assert not re.search(r"1 << (_l_place_tile__t|s\.l_draw__t|_l_draw__t)\b", acq)
+    assert "_t4 |= 1 << _v_chain_of[v_adjacent_chains__n]" in acq  # (seven chains)
+    src = compile_program(rulelang.check_file(KEPT_SETS))
+    assert re.search(r"if \(\(BIT_Card\[v_c_\d+\] & _t\d+\) != 0\):", src)
+    assert "s.v_hand[_l_p] |= BIT_Card[_l_c]  # rules:40\n" in src
+
+
 def test_acquire_hands_are_peeled():
     """Acquire's hands (sets of 108 tiles, one per player) are walked by peeling, its board
     (one set) through bits: neither is kept as a tuple (more than WIDE_SET members, measured
@@ -852,13 +867,13 @@ def test_member_removes():
     statement keep it. After set_vars at the draw (a smaller deck) both back ends draw and
     remove the same member."""
     src = compile_program(rulelang.check_file(PROTO_PATH))
-    assert "    s.v_deck ^= 1 << _l_c  # rules:40\n" in src
+    assert "    s.v_deck ^= BIT_Cell[_l_c]  # rules:40\n" in src  # (a grid of 70 cells)
     assert "fault_not_in_set(AT_40_" not in src and "fault_not_in_set(AT_44_" in src
     # a token chosen by `use` and passed to spend(q, g): removed at once; `drop` tests it
     assert "    s.v_tokens[_l_spend__q] ^= 1 << s.l_spend__g  # rules:100\n" in src
     assert "fault_not_in_set(AT_100_" not in src and "fault_not_in_set(AT_90_" in src
     acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
-    assert "s.v_hand[s.l_place_tile__p] ^= 1 << _l_place_tile__t  # rules:204\n" in acq
+    assert "s.v_hand[s.l_place_tile__p] ^= BIT_Tile[_l_place_tile__t]  # rules:204\n" in acq
     deck = ["2B", "3C", "7D"]
     for k in range(3):
         states = [rulelang.load(PROTO_PATH, backend=b).new_game(2)
