@@ -37,20 +37,15 @@ import tempfile
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-PROBE = r"""
-import json, random, sys, time
-sys.path.insert(0, sys.argv[1])
-import rulelang
-
-# The same driver for both trees, through the engine protocol only: uniform random choices,
-# an end declaration taken as soon as it is legal, chance drawn by weight.
-def play(game, players, seed):
-    global decisions
-    rng = random.Random(seed)
-    s = game.new_game(players)
+# The same driver for both trees, through the engine protocol only: uniform random choices, an
+# end declaration taken as soon as it is legal, chance drawn by weight (CHANCE is -1 in every
+# tree). Returns the decisions taken.
+DRIVE = r"""
+def drive(s, rng):
+    decisions = 0
     while not s.is_terminal():
         n = s.num_choices()
-        if s.current_player == rulelang.CHANCE:
+        if s.current_player == -1:
             ws = s.chance_weights()
             if ws is None:
                 k = rng.randrange(n)
@@ -66,6 +61,18 @@ def play(game, players, seed):
                 k = rng.randrange(n)
             decisions += 1
         s.apply_index(k)
+    return decisions
+"""
+
+PROBE = r"""
+import json, random, sys, time
+sys.path.insert(0, sys.argv[1])
+import rulelang
+""" + DRIVE + r"""
+def play(game, players, seed):
+    global decisions
+    s = game.new_game(players)
+    decisions += drive(s, random.Random(seed))
     return s
 
 game = rulelang.load(sys.argv[2], variant=sys.argv[7] or None, backend=sys.argv[5])
@@ -96,28 +103,9 @@ def load(path, name):
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
     return m
-
+""" + DRIVE + r"""
 def driver(m, players, seed):
-    # the protocol driver of PROBE, on the module's own states (CHANCE is -1 in every tree)
-    rng = random.Random(seed)
-    s = m.new_game(players)
-    while not s.is_terminal():
-        n = s.num_choices()
-        if s.current_player == -1:
-            ws = s.chance_weights()
-            if ws is None:
-                k = rng.randrange(n)
-            else:
-                r = rng.randrange(sum(ws))
-                k = 0
-                while r >= ws[k]:
-                    r -= ws[k]
-                    k += 1
-        else:
-            k = s.end_action_index()
-            if k < 0:
-                k = rng.randrange(n)
-        s.apply_index(k)
+    drive(m.new_game(players), random.Random(seed))
 
 def kernel(m, players, seed):
     m.playout(m.new_game(players), random.Random(seed), "random_end")
