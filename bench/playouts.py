@@ -35,9 +35,12 @@ the games/s of the pair over the games/s of one. `--jobs 2` cannot beat that rat
 
 `--baseline REV` also measures each row on commit REV (exported with `git archive`) and prints
 this tree's ratio to it for the protocol path, the kernel (against REV's protocol path) and the
-interpreter: both trees run bench/compare_commits.py's probe in fresh processes that alternate,
-R rounds each (--rounds), so the ratio is measured in one run. For instruction counts that do
-not depend on the machine's load use bench/compare_commits.py --callgrind.
+interpreter, measured in one run. The compiled rows time both trees' generated modules in one
+process, rounds alternating (at least 6), and take the median of the rounds' ratios
+(bench/compare_commits.py --inprocess: steady to about ±0.5% on a busy machine); the
+interpreter row runs compare_commits' probe in fresh processes that alternate, R rounds each
+(--rounds). For instruction counts that do not depend on the machine's load use
+bench/compare_commits.py --callgrind.
 """
 
 from __future__ import annotations
@@ -200,24 +203,28 @@ def main() -> None:
 def against_baseline(base: str, tmp: str, path: str, variant: str | None, players: int,
                      args) -> dict:
     """This tree's ratio to the baseline tree for the protocol path, the kernel and the
-    interpreter on one row (compare_commits' probe, fresh processes taken in turn)."""
+    interpreter on one row: the compiled rows in one process (compare_commits.in_process), the
+    interpreter's in fresh processes taken in turn (compare_commits' probe)."""
     own = os.path.join(base, os.path.relpath(path, ROOT))
     if not os.path.exists(own):
         return {}  # the file is newer than the baseline
-    runs = [("protocol", "compiled", "protocol", "protocol", args.games)]
-    runs.append(("kernel", "compiled", "protocol", "kernel", args.games))
-    if args.interp_games > 0:
-        runs.append(("interpreter", "interpreter", "protocol", "protocol", args.interp_games))
+    mods = {}
+    for name, tree, p in (("old", base, own), ("new", ROOT, path)):
+        mods[name] = os.path.join(tmp, f"{name}_engine.py")
+        compare_commits.compile_module(tree, p, variant, mods[name])
     out = {}
-    for label, backend, old_mode, new_mode, games in runs:
+    for label in ("protocol", "kernel"):
+        out[label] = compare_commits.in_process(mods["old"], mods["new"], ("protocol", label),
+                                                players, args.games, max(args.rounds, 6))[2]
+    if args.interp_games > 0:
         best = {"old": 0.0, "new": 0.0}
         for _ in range(max(args.rounds, 1)):
-            for name, tree, p, mode in (("old", base, own, old_mode),
-                                        ("new", ROOT, path, new_mode)):
+            for name, tree, p in (("old", base, own), ("new", ROOT, path)):
                 cache = os.path.join(tmp, "cache-" + name)
                 best[name] = max(best[name], compare_commits.measure(
-                    tree, p, players, games, cache, backend, mode, variant))
-        out[label] = best["new"] / best["old"]
+                    tree, p, players, args.interp_games, cache, "interpreter", "protocol",
+                    variant))
+        out["interpreter"] = best["new"] / best["old"]
     return out
 
 
