@@ -269,6 +269,10 @@ def test_kept_sets_are_used_updated_and_forgotten():
     assert re.search(r"\n +(_t\d+)\[0\] = None\n", src)  # stock[Red] = {}
     assert re.search(r"\n +s\.w_board = None\n", src)  # board = low_board()
     assert re.search(r"\n +s\.w_marks = (_t\d+)\[:(_t\d+)\] \+ \(v_x_\d+,\) \+ \1\[\2:\]\n", src)
+    # take(q, c in hand[q]): the tuple of q's hand is fetched inside the loop over q
+    take = src.split("def legal_play(s):")[1].split("\ndef ")[0]
+    assert re.search(r"\n    for v_q in range\(s\.n\):\n(        .*\n)+        (_t\d+) = (_t\d+)"
+                     r"\[v_q\]\n", take)
     lines = [line.strip() for line in src.splitlines()]
     assert "c.w_hand = None if (w := self.w_hand) is None else w[:]" in lines
     assert "c.w_board = self.w_board" in lines
