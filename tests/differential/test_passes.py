@@ -35,6 +35,7 @@ BOUNDS = os.path.join(ROOT, "tests", "fixtures", "bounds.rules")
 COND_INLINE = os.path.join(ROOT, "tests", "fixtures", "condinline.rules")
 DENSE_TABLES = os.path.join(ROOT, "tests", "fixtures", "densetables.rules")
 KEPT_SETS = os.path.join(ROOT, "tests", "fixtures", "keptsets.rules")
+LOOSE_KEYED = os.path.join(ROOT, "tests", "fixtures", "loosekeyed.rules")
 RANKS = os.path.join(ROOT, "tests", "fixtures", "ranks.rules")
 LISTINGS = os.path.join(ROOT, "tests", "fixtures", "listings.rules")
 ACTION_TEXTS = os.path.join(ROOT, "tests", "fixtures", "actiontexts.rules")
@@ -194,6 +195,59 @@ def test_peeled_wide_state_sets_are_used():
 
 
 CARDS = "ABCDEFGHIJKL"
+
+
+def _new_loose_keyed(rng, n):
+    return {"owner": {c: (rng.randrange(n) if rng.random() < 0.3 else None) for c in CARDS},
+            "closed": {c: rng.random() < 0.2 for c in CARDS},
+            "stock": {c: rng.randrange(4) for c in CARDS}, "bonus": rng.randrange(5)}
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_loose_keyed_defs_in_lockstep(players):
+    ends = {}
+    for seed in range(80):
+        _steps, where = _play(players, seed, LOOSE_KEYED, _new_loose_keyed)
+        ends[where] = ends.get(where, 0) + 1
+    # games end normally, or at worth(7) inside risky's kept walk (rest's body or the flow's if)
+    assert ends.get(None, 0) > 30
+    assert {os.path.basename(w) for w in ends if w is not None} == {"loosekeyed.rules:27:35"}
+    assert sum(n for w, n in ends.items() if w is not None) > 5
+
+
+def test_loose_keyed_defs_are_kept_and_forgotten():
+    """mine, wealth and risky walk every card (more than 8) and read the state at the walk's
+    card, through owns or as a whole: they are kept per player (plan_keyed_defs) and every
+    value is forgotten at any write of what each reads, and only of that (closed: mine;
+    bonus: wealth; stock: wealth and risky; owner: all three). Automobile's own_spaces,
+    car_spaces, cars_of and holdings are kept so; Acquire's dead (over a tile's adjacent
+    chains, no walk of a whole enum) is not."""
+    from rulelang.codegen.emitter import Emitter
+    from rulelang.consts import Constants
+    from rulelang.lower import lower
+
+    def keyed(path):
+        p = rulelang.check_file(path)
+        return Emitter(p, lower(p), Constants(p)).plan.keyed_defs
+
+    assert {n: kd.deps for n, kd in keyed(LOOSE_KEYED).items()} == {
+        "mine": {"owner": (-1, True, False), "closed": (-1, True, False)},
+        "wealth": {"stock": (-1, True, False), "owner": (-1, True, False),
+                   "bonus": (-1, True, False)},
+        "risky": {"stock": (-1, True, False), "owner": (-1, True, False)}}
+    src = compile_program(rulelang.check_file(LOOSE_KEYED))
+
+    def forgets(write):
+        at = src.index(write)
+        tail = src[at:].split("\n")[1:5]
+        return {m.group(1) for line in tail if (m := re.fullmatch(r" +s\.c_(\w+) = None", line))}
+    assert forgets("s.v_owner[s.l_c] = _l_p  # rules:34\n") == {"mine", "wealth", "risky"}
+    assert forgets("s.v_closed[s.l_c_2] = True  # rules:38\n") == {"mine"}
+    assert forgets("fault_int_limit(LIMIT_INT, AT_43_9)\n") == {"wealth"}  # bonus += 1
+    assert forgets("fault_int_limit(LIMIT_INT, AT_42_9)\n") == {"wealth", "risky"}  # stock
+    automobile = keyed(os.path.join(ROOT, "rules", "automobile.rules"))
+    assert {"own_spaces", "car_spaces", "cars_of", "holdings"} <= set(automobile)
+    assert "dead" not in keyed(os.path.join(ROOT, "rules", "acquire.rules"))
 
 
 def _new_kept_sets(rng, n):
