@@ -37,7 +37,7 @@ the games/s of the pair over the games/s of one. `--jobs 2` cannot beat that rat
 this tree's ratio to it for the protocol path, the kernel (against REV's protocol path) and the
 interpreter, measured in one run. The compiled rows time both trees' generated modules in one
 process, rounds alternating (at least 6), and take the median of the rounds' ratios
-(bench/compare_commits.py --inprocess: steady to about ±0.5% on a busy machine); the
+(bench/compare_commits.py --inprocess: within about 1.5% between runs on a busy machine); the
 interpreter row runs compare_commits' probe in fresh processes that alternate, R rounds each
 (--rounds). For instruction counts that do not depend on the machine's load use
 bench/compare_commits.py --callgrind.
