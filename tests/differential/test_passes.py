@@ -76,6 +76,16 @@ def _play(players: int, seed: int, path: str = PASSES, new_vars=None,
     raise AssertionError("no end")
 
 
+def _ends(players: int, seeds: int, path: str = PASSES, new_vars=None) -> dict:
+    """How the lock-step games of seeds 0..seeds-1 end (_play): fault location, or None for a
+    normal end -> number of games."""
+    ends: dict = {}
+    for seed in range(seeds):
+        _steps, where = _play(players, seed, path, new_vars)
+        ends[where] = ends.get(where, 0) + 1
+    return ends
+
+
 def _faults(states, method: str, arg) -> list:
     """s.method(arg) for each state s: the (message, location) of the rules fault each one
     raised, or None."""
@@ -91,10 +101,7 @@ def _faults(states, method: str, arg) -> list:
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_shared_any_in_lockstep(players):
-    ends = {}
-    for seed in range(40):
-        _steps, where = _play(players, seed)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 40)
     # some games end normally, others at the price table's miss inside can_buy's `any`,
     # raised by the `while` test (the decision after it never evaluates it first), or inside
     # dear() (a kept def: a call that faults keeps nothing)
@@ -144,10 +151,7 @@ def test_cached_def_forgotten_by_set_vars_and_writes(backend):
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_peeled_sets_in_lockstep(players):
-    ends = {}
-    for seed in range(60):
-        _steps, where = _play(players, seed, PEEL)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 60, PEEL)
     # games end normally, or at worth(7) in top_worth's `any` (the `if` test), in the walk over
     # the local set (`for c in mine`) or in play's body
     assert ends.get(None, 0) > 0
@@ -171,10 +175,7 @@ def test_peeled_sets_are_used():
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_peeled_wide_state_sets_in_lockstep(players):
-    ends = {}
-    for seed in range(60):
-        _steps, where = _play(players, seed, WIDE_PEEL)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 60, WIDE_PEEL)
     # games end normally, or at worth(7) in top_worth's `any` (the `if` test), in the walk over
     # the hand (`for c in hand[p]`) or in play's body
     assert ends.get(None, 0) > 20
@@ -205,10 +206,7 @@ def _new_loose_keyed(rng, n):
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_loose_keyed_defs_in_lockstep(players):
-    ends = {}
-    for seed in range(80):
-        _steps, where = _play(players, seed, LOOSE_KEYED, _new_loose_keyed)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 80, LOOSE_KEYED, _new_loose_keyed)
     # games end normally, or at worth(7) inside risky's kept walk (rest's body or the flow's if)
     assert ends.get(None, 0) > 30
     assert {os.path.basename(w) for w in ends if w is not None} == {"loosekeyed.rules:27:35"}
@@ -259,10 +257,7 @@ def _new_kept_sets(rng, n):
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_kept_sets_in_lockstep(players):
-    ends = {}
-    for seed in range(80):
-        _steps, where = _play(players, seed, KEPT_SETS, _new_kept_sets)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 80, KEPT_SETS, _new_kept_sets)
     # games end normally, or at worth(7) inside risky's `any` over the hand (the `if` test) or
     # in play's body
     assert ends.get(None, 0) > 15
@@ -360,10 +355,7 @@ def test_acquire_hands_are_peeled():
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_and_tests_as_nested_ifs_in_lockstep(players):
-    ends = {}
-    for seed in range(60):
-        _steps, where = _play(players, seed, AND_TESTS)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 60, AND_TESTS)
     # games end normally, or at worth(9) inside price, asked in the nested tests (or in buy)
     assert ends.get(None, 0) > 40
     assert {os.path.basename(w) for w in ends if w is not None} == {"andtests.rules:20:28"}
@@ -391,10 +383,7 @@ def test_and_tests_are_nested_ifs():
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_keyed_defs_in_lockstep(players):
-    ends = {}
-    for seed in range(60):
-        _steps, where = _play(players, seed, KEYED)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 60, KEYED)
     # games end normally, or at bonus(6) inside boost (in spread's `when`, listing the next
     # decision, or in pick's body) or inside cost (pick's body)
     assert ends.get(None, 0) > 0
@@ -427,11 +416,8 @@ def test_keyed_defs_are_used_and_forgotten():
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_tuple_keyed_defs_in_lockstep(players):
-    ends = {}
-    for seed in range(80):
-        _steps, where = _play(players, seed, TUPLE_KEYED, lambda rng, n: {
-            "stock": {k: rng.randrange(4) for k in ("Red", "Blue", "Green")}})
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 80, TUPLE_KEYED, lambda rng, n: {
+        "stock": {k: rng.randrange(4) for k in ("Red", "Blue", "Green")}})
     # games end normally, or at bonus(6) inside rate (take's or restock's `when`, listing
     # the next decision, or their bodies) or inside owes (lend's `when` or body)
     assert ends.get(None, 0) > 0
@@ -497,12 +483,9 @@ def test_keyed_defs_on_power_grid():
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_domain_filters_in_lockstep(players):
-    ends = {}
-    for seed in range(80):
-        _steps, where = _play(players, seed, DOMAIN_FILTERS, lambda rng, n: {
-            "banned": [g for g in ("Ruby", "Jade", "Opal", "Onyx") if rng.random() < 0.3],
-            "bonus": [rng.randrange(3) for _ in range(n)]})
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 80, DOMAIN_FILTERS, lambda rng, n: {
+        "banned": [g for g in ("Ruby", "Jade", "Opal", "Onyx") if rng.random() < 0.3],
+        "bonus": [rng.randrange(3) for _ in range(n)]})
     # games end normally, or at worth(13) in swap's or take's `when` (listing the next
     # decision), or at players[2] in give's (two players only)
     assert ends.get(None, 0) > 0
@@ -530,10 +513,7 @@ def test_domain_filters_are_used():
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_none_facts_in_lockstep(players):
-    ends = {}
-    for seed in range(60):
-        _steps, where = _play(players, seed, NONE_FACTS)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 60, NONE_FACTS)
     # games end normally, or at risk's `count[pick]` with no pick (after an `or` of
     # `pick != none`: the check stays, and the fault is the interpreter's)
     assert ends.get(None, 0) > 0
@@ -554,10 +534,7 @@ def test_none_facts_are_used():
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_pushdown_in_lockstep(players):
-    ends = {}
-    for seed in range(60):
-        _steps, where = _play(players, seed, PUSHDOWN)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 60, PUSHDOWN)
     # games end normally, or at reach's worth(7) (in the domain's filter: the copy of reach in
     # can_take is dropped), at the last part of can_take (tested after the parts moved out of
     # the inner loops), or at the check of price's value in grow (k there is `grown`)
@@ -614,10 +591,7 @@ def test_a_kept_def_in_a_when_is_asked_not_expanded():
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_path_rows_in_lockstep(players):
-    ends = {}
-    for seed in range(60):
-        _steps, where = _play(players, seed, PATH_ROWS)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 60, PATH_ROWS)
     # games end normally, or at link's fail (F cut off once E is shut), raised by the legal
     # listing into which link is expanded
     assert ends.get(None, 0) > 10
@@ -656,10 +630,7 @@ def test_path_rows_on_power_grid():
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_empty_tests_and_item_updates_in_lockstep(players):
-    ends = {}
-    for seed in range(60):
-        _steps, where = _play(players, seed, EMPTY_TESTS)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 60, EMPTY_TESTS)
     # games end normally, at len(spare) of a none spare in take's `when`, or at the int limit
     # in boost's product
     assert ends.get(None, 0) > 5
@@ -699,10 +670,7 @@ def test_acquire_fetches_kept_lists_once():
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_aggregate_hoisting_in_lockstep(players):
-    ends = {}
-    for seed in range(60):
-        _steps, where = _play(players, seed, AGG_HOIST)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 60, AGG_HOIST)
     # games end normally, or at worth(7) inside rich's `any` (the flow's while test)
     assert ends.get(None, 0) > 5
     assert {os.path.basename(w) for w in ends if w is not None} == {"agghoist.rules:19:63"}
@@ -726,10 +694,7 @@ def test_aggregate_hoisting_is_used():
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_walks_kept_once_reached_in_lockstep(players):
-    ends = {}
-    for seed in range(80):
-        _steps, where = _play(players, seed, LAZY_HOIST)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 80, LAZY_HOIST)
     # games end normally, or at worth() inside deep(g) (grow's listing) or inside rare(p) (the
     # flow's while test, or fundable): where the kept walk is first reached
     assert ends.get(None, 0) > 20
@@ -816,10 +781,7 @@ def test_loop_reads_in_lockstep(players):
     """loopreads.rules: reads lifted out of `for` loops whose bodies write arrays item by item
     (read again after the writes), and left in loops that write the set walked or an array as
     a whole; a fault in grow's loop after some of its writes."""
-    ends = {}
-    for seed in range(40):
-        _steps, where = _play(players, seed, LOOP_READS)
-        ends[where] = ends.get(where, 0) + 1
+    ends = _ends(players, 40, LOOP_READS)
     assert ends.get(None, 0) > 0
     assert {os.path.basename(w) for w in ends if w is not None} == {"loopreads.rules:42:25"}
 
