@@ -8,6 +8,7 @@ from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.passes import DENSE_TABLE_SPAN, LISTING_MEMO
 from rulelang.codegen.support import (
+    SMALL_ENUM,
     Code,
     Ctx,
     Sink,
@@ -602,7 +603,7 @@ class DecisionPrinter:
         apply_lines = []
         if masked and t.kind == "bool":
             apply_lines.append("    v = BOOL_MEMBERS[acts][k]")
-        elif masked and t.kind == "enum" and len(self.p.enums[t.name].members) <= 8:
+        elif masked and t.kind == "enum" and len(self.p.enums[t.name].members) <= SMALL_ENUM:
             apply_lines.append("    v = SMALL_BITS[acts][k]")
         elif masked:
             # runtime.kth_bit written out (a frame less per draw; Acquire draws from a bag of

@@ -8,6 +8,7 @@ from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.support import (
     NOT_CONST,
+    SMALL_ENUM,
     Code,
     Ctx,
     EmitError,
@@ -181,7 +182,8 @@ class ExprPrinter:
         elem = T.strip(set_type).elem
         if elem is not None and elem.kind == "bool":
             return f"BOOL_MEMBERS[{code}]"
-        if elem is not None and elem.kind == "enum" and len(self.p.enums[elem.name].members) <= 8:
+        if elem is not None and elem.kind == "enum" \
+                and len(self.p.enums[elem.name].members) <= SMALL_ENUM:
             return f"SMALL_BITS[{code}]"
         return f"bits({strip_parens(code)})"
 
@@ -191,7 +193,8 @@ class ExprPrinter:
         time, the table's are made once: Acquire's tiles, 1.9% of a playout's time), else
         1 << x (a small int Python keeps)."""
         elem = T.strip(elem) if elem is not None else None
-        if elem is not None and elem.kind == "enum" and len(self.p.enums[elem.name].members) > 8:
+        if elem is not None and elem.kind == "enum" \
+                and len(self.p.enums[elem.name].members) > SMALL_ENUM:
             return f"BIT_{ident(elem.name)}[{strip_parens(code)}]"
         return f"(1 << {code})" if paren else f"1 << {code}"
 
@@ -221,12 +224,12 @@ class ExprPrinter:
             return None
         mask = strip_parens(self.nn(e, c))
         sk = c.sink
-        base = e.obj if isinstance(e, ast.Index) else e
-        attr = f"s.w_{ident(self.p.refs[base][1])}"
+        var = self.p.refs[e.obj if isinstance(e, ast.Index) else e][1]
+        attr = f"s.w_{ident(var)}"
         t = sk.tmp()
         if isinstance(e, ast.Index):
             kept, ix = sk.tmp(), self.ex(e.index, c)
-            size = self.size_of(self.plan.kept_members[self.p.refs[base][1]])
+            size = self.size_of(self.plan.kept_members[var])
             sk.emit(f"{kept} = {attr}")
             sk.emit(f"if {kept} is None:")
             sk.emit(f"    {kept} = {attr} = [None] * {size}")

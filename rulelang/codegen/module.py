@@ -15,7 +15,7 @@ from rulelang import types as T
 from rulelang.codegen.emitter import Emitter
 from rulelang.codegen.helpers import helpers_for, link
 from rulelang.codegen.layout import wrap_items, wrap_module
-from rulelang.codegen.support import Code, Ctx, ident, slot_attr
+from rulelang.codegen.support import SMALL_ENUM, Code, Ctx, ident, slot_attr
 from rulelang.consts import Constants
 from rulelang.lower import ChanceAt, ChooseAt, JumpIfNot, binding_nodes, lower
 from rulelang.program import Program
@@ -134,7 +134,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
                 groups = [(v, tuple(j for j, x in enumerate(vals) if x == v)) for v in values]
                 table = dict(groups) if ft.kind == "int" else tuple(g for _v, g in groups)
                 constants.append(f"MEMBERS_{ident(name)}_{ident(fname)} = {_safe_repr(table)}")
-        if len(info.members) > 8:  # one-bit masks made once (ExprPrinter.one_bit)
+        if len(info.members) > SMALL_ENUM:  # one-bit masks made once (ExprPrinter.one_bit)
             n = len(info.members)
             constants.append(f"BIT_{ident(name)} = tuple(1 << i for i in range({n}))")
         if info.grid is not None:

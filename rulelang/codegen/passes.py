@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.analysis import _all_nodes
+from rulelang.codegen.support import SMALL_ENUM
 from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured
 from rulelang.consts import key_match
 from rulelang.errors import RulesRuntimeError
@@ -1134,7 +1135,7 @@ def _walks_wide_enum(an, d) -> bool:
     for node in _all_nodes(d.body):
         if isinstance(node, ast.Agg | ast.Comp) and isinstance(node.iter, ast.Name):
             ref = an.p.refs.get(node.iter, ("",))
-            if ref[0] == "enum_all" and len(an.p.enums[ref[1]].members) > 8:
+            if ref[0] == "enum_all" and len(an.p.enums[ref[1]].members) > SMALL_ENUM:
                 return True
     return False
 
@@ -1200,7 +1201,7 @@ def plan_peel_sets(an, plan: Plan) -> None:
             continue
         elem = T.strip(an.t(it)).elem
         if elem is None or elem.kind == "bool" or (
-                elem.kind == "enum" and len(an.p.enums[elem.name].members) <= 8):
+                elem.kind == "enum" and len(an.p.enums[elem.name].members) <= SMALL_ENUM):
             continue
         base = it
         while isinstance(base, ast.Index):
@@ -1559,7 +1560,7 @@ def _kept_walk_var(an, it) -> str | None:
     `it` is a set variable or A[i] for an array of sets A and a local i that is never none."""
     t = an.t(it)
     if t.kind != "set" or t.elem is None or t.elem.kind != "enum" \
-            or not 8 < len(an.p.enums[t.elem.name].members) <= WIDE_SET:
+            or not SMALL_ENUM < len(an.p.enums[t.elem.name].members) <= WIDE_SET:
         return None
     base = it.obj if isinstance(it, ast.Index) else it
     if not isinstance(base, ast.Name) or an.p.refs.get(base, ("",))[0] != "state":

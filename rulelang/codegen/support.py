@@ -76,6 +76,11 @@ def loc(span: Span) -> str:
     return f"{span.file}:{span.line}:{span.col}"
 
 
+# An enum of at most this many members has set masks below 256: SMALL_BITS lists their members
+# and 1 << x is a small int Python keeps. Wider ones get a table of one-bit masks (BIT_<enum>),
+# and their sets and walks the passes that pay only beyond a table lookup.
+SMALL_ENUM = 8
+
 AGG_LOOP_DEPTH = 12
 
 
