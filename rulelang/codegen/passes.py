@@ -1170,6 +1170,16 @@ def _def_reads(an, d, seen: set) -> set[str] | None:
     return out
 
 
+def _walks(an):
+    """(node, the collection it walks) for every `for`, aggregate, comprehension and sort, and
+    every action parameter drawn from a domain (`x: T in D`)."""
+    for node in _all_nodes(an.p.module.decls):
+        it = node.domain if isinstance(node, ast.OParam) else node.iter if isinstance(
+            node, ast.For | ast.Agg | ast.Comp | ast.Sort) else None
+        if it is not None:
+            yield node, it
+
+
 def plan_peel_sets(an, plan: Plan) -> None:
     """A loop printed as a statement over a set (a `for`, an aggregate or comprehension walked
     in a loop, an action parameter's `in` domain) walks the bit mask by peeling its lowest
@@ -1188,16 +1198,8 @@ def plan_peel_sets(an, plan: Plan) -> None:
     Acquire playout, callgrind).
     Safe: the members come in the same ascending order, and the mask is an int read once
     before the loop, as the tuple was (a body that changes the set walks the old members)."""
-    for node in _all_nodes(an.p.module.decls):
-        if isinstance(node, ast.Agg | ast.Comp | ast.Sort):
-            it = node.iter
-        elif isinstance(node, ast.For):
-            it = node.iter
-        elif isinstance(node, ast.OParam):
-            it = node.domain
-        else:
-            continue
-        if it is None or T.strip(an.t(it)).kind != "set":
+    for _node, it in _walks(an):
+        if T.strip(an.t(it)).kind != "set":
             continue
         elem = T.strip(an.t(it)).elem
         if elem is None or elem.kind == "bool" or (
@@ -1230,13 +1232,7 @@ def plan_int_ranges(an, plan: Plan) -> None:
     assigned = {an.p.refs[n.target][1] for n in _all_nodes(an.p.module.decls)
                 if isinstance(n, ast.Assign | ast.AugAssign)
                 and an.p.refs.get(n.target, ("",))[0] == "local"}
-    for node in _all_nodes(an.p.module.decls):
-        if isinstance(node, ast.OParam):
-            it = node.domain
-        elif isinstance(node, ast.For | ast.Agg | ast.Comp | ast.Sort):
-            it = node.iter
-        else:
-            continue
+    for node, it in _walks(an):
         bounds = an.const_bounds(it) if isinstance(it, ast.Range) else None
         slot = an.p.slots.get(node)
         if bounds is None or slot is None or slot in assigned:
@@ -1539,14 +1535,8 @@ def plan_kept_members(an, plan: Plan) -> None:
     over the members it started with, as over `bits(mask)` before. Clones copy the list (the
     tuples are shared), set_vars and a new game start without it."""
     walks: dict[str, list[int]] = {}
-    for node in _all_nodes(an.p.module.decls):
-        if isinstance(node, ast.Agg | ast.Comp | ast.Sort | ast.For):
-            it = node.iter
-        elif isinstance(node, ast.OParam):
-            it = node.domain
-        else:
-            continue
-        var = _kept_walk_var(an, it) if it is not None else None
+    for _node, it in _walks(an):
+        var = _kept_walk_var(an, it)
         if var is not None:
             walks.setdefault(var, []).append(id(it))
     for var, ids in walks.items():
