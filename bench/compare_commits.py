@@ -31,6 +31,7 @@ import glob
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -142,9 +143,7 @@ def in_process(old_mod: str, new_mod: str, modes: tuple[str, str], players: int,
     out = subprocess.run([sys.executable, "-c", INPROC, old_mod, new_mod, *modes, str(players),
                           str(games), str(rounds)], capture_output=True, text=True, check=True)
     old_t, new_t = json.loads(out.stdout)
-    ratios = sorted(o / n for o, n in zip(old_t, new_t))
-    mid = len(ratios) // 2
-    median = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+    median = statistics.median(o / n for o, n in zip(old_t, new_t))
     return games / min(old_t), games / min(new_t), median
 
 
