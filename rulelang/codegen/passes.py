@@ -1265,7 +1265,8 @@ def plan_member_removes(an, plan: Plan) -> None:
     at flow locals), reached from that chance node or option with nothing in between but phase
     changes, jumps and the binding of phase parameters to those locals (`run place_tile(p, t)`
     then `remove t from hand[p]`), and no other way into it: x is a member of S there, so the
-    removal needs no membership test (no fault is possible). Acquire's `remove t from bag`
+    removal needs no membership test (no fault is possible), in every copy of the statement
+    (a phase run from two places is copied at each). Acquire's `remove t from bag`
     after each draw and `remove t from hand[p]` after each placement. Safe: the outcomes and
     the options' values are S's members when the flow pauses (set_vars works them out again
     from the new state), and nothing between the pause and the statement writes the state or
@@ -1322,8 +1323,9 @@ def plan_member_removes(an, plan: Plan) -> None:
                 return
             names.append(alias.get(r[1], r[1]))
         if an.p.refs.get(st.target) == ("state", var) and tuple(names) == ix:
-            plan.member_removes.add(id(st))
+            known.add(pc)
 
+    known: set[int] = set()  # pcs of the removals that need no test
     for pc, ins in enumerate(code):
         if isinstance(ins, ChanceAt):
             follow(pc + 1, drawn_from(an.p.slots[ins.node], ins.node.domain))
@@ -1333,6 +1335,13 @@ def plan_member_removes(an, plan: Plan) -> None:
                 for prm in opt.params:
                     drawn.update(drawn_from(an.p.slots[prm], prm.domain))
                 follow(target, drawn)
+    # A phase run from two places is copied at each, and the plan names the statement: every
+    # copy must be known (a second `run` of the same removal finds the member gone).
+    copies: dict[int, list[int]] = {}
+    for pc, ins in enumerate(code):
+        if isinstance(ins, Exec):
+            copies.setdefault(id(ins.stmt), []).append(pc)
+    plan.member_removes.update(sid for sid, pcs in copies.items() if set(pcs) <= known)
 
 
 def plan_bounded_updates(an, plan: Plan) -> None:

@@ -880,6 +880,21 @@ def test_chance_weights_of_set_draws():
     assert kinds == {True, False}
 
 
+def test_a_removal_run_twice_keeps_its_test():
+    """A phase whose removal needs no test when it is run once, run twice by one option: the
+    second copy of the statement faults on both back ends, at the same place, and the state
+    is left as it was (plan_member_removes names the statement, so every copy must qualify)."""
+    path = os.path.join(ROOT, "tests", "fixtures", "removedtwice.rules")
+    states = [rulelang.load(path, backend=b).new_game(2) for b in ("interpreter", "compiled")]
+    before = [s.digest() for s in states]
+    assert _faults(states, "apply", "twice(B)") == [
+        ("removing a value that is not in the set", f"{path}:16:3")] * 2
+    assert [s.digest() for s in states] == before
+    for s in states:
+        s.apply("once(B)")
+    assert states[0].digest() == states[1].digest()
+
+
 def test_member_removes():
     """`remove c from deck` right after `chance draw(c: Cell in deck)`, and spend's removal of
     the token `use(g: Good in tokens[p])` passes it, have no membership test
