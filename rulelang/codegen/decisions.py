@@ -442,14 +442,24 @@ class DecisionPrinter:
             level_sink = Sink(fn, ind)
             hoist_levels.append(level_sink)
             inserts.append((len(lines), level_sink))
+            tests, t_ind = scope, ind
+            # (printed aside, with a memo of its own: nothing it remembers outlives a refusal)
+            guards = self._listing_guards(placed[i], c, _Hoist(hoist_levels, levels, i, shared),
+                                          Sink(fn, ind, parent=scope)) if i == m - 1 else None
+            if guards is not None:
+                # every test is `not D(x)`, D guarded (passes.plan_def_guards): while no guard
+                # holds, every value passes and none is tested
+                lines.append("    " * ind + f"if {' or '.join(guards)}:")
+                t_ind += 1
+                tests = Sink(fn, t_ind, parent=scope)
             for a, brk, sub, rn in placed[i]:
-                sk = here(scope)
+                sk = here(tests)
                 hoist = _Hoist(hoist_levels, levels, i, shared)
                 code = self._conjunct(a, rn, c.py, sub, sk, hoist, self.ex_not)
                 lines.extend(sk.lines)
                 note = "  # then no value of the loop inside passes either" if sub else ""
-                lines.append("    " * ind + f"if {code}:{note}")
-                lines.append("    " * ind + f"    {'break' if brk else 'continue'}")
+                lines.append("    " * t_ind + f"if {code}:{note}")
+                lines.append("    " * t_ind + f"    {'break' if brk else 'continue'}")
                 if not sub and not rn:
                     self._not_none.extend(self._none_facts(a, "and"))
         if size is not None:
@@ -460,6 +470,25 @@ class DecisionPrinter:
         for pos, sk in reversed(inserts):
             lines[pos:pos] = sk.lines
         return lines
+
+    def _listing_guards(self, placed: list, c: Ctx, hoist: _Hoist, sk: Sink) -> list | None:
+        """The guards of the innermost loop's tests when each test is `not D(...)` with D a
+        guarded def (passes.plan_def_guards) and none breaks out of the loop: their codes,
+        computed before the loops. None otherwise."""
+        if not placed:
+            return None
+        names = []
+        for a, brk, sub, _rn in placed:
+            if brk or sub or not isinstance(a, ast.Not) \
+                    or not isinstance(a.operand, ast.Call) \
+                    or self.p.refs[a.operand][0] != "def" \
+                    or a.operand.name not in self.plan.def_guards:
+                return None
+            names.append(a.operand.name)
+        codes = [self.guard_code(n, Ctx(c.py, sk, hoist)) for n in names]
+        if sk.lines or any(is_true(x) for x in codes):
+            return None
+        return codes
 
     def _domain_refiner(self, filters: list, py: dict):
         """The mask of a set domain with the `in` / `not in` tests folded into it

@@ -76,6 +76,8 @@ class Emitter(Analysis, ExprPrinter, AggregatePrinter, StmtPrinter, FlowPrinter,
         # tested them is printed (ExprPrinter.known_not_none)
         self._not_none: list = []
         self._pre_choose: tuple[int, str] | None = None
+        # def calls being printed behind their guard (passes.plan_def_guards): id(call)
+        self._guarded: set[int] = set()
         self._end: dict[int, int] = {}  # flow: basic block start -> end
         self._heads: set[int] = set()  # flow: blocks that start a function
         self._head_lines: dict[int, int] = {}

@@ -747,6 +747,9 @@ class ExprPrinter:
         ref = self.p.refs[e]
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
+            g = self.plan.def_guards.get(d.name) if c.sink is not None else None
+            if g is not None and id(e) not in self._guarded:
+                return self._guarded_call(e, g, c)
             if c.sink is not None and d.name in self.plan.keyed_defs:
                 return self._keyed_call(e, d, c)
             if c.sink is not None and d.name in self.plan.cached_defs:
@@ -787,6 +790,63 @@ class ExprPrinter:
         if entry is None:
             raise EmitError(f"no emitter for builtin {e.name}")
         return entry.emit(self, e, args)
+
+    def _guarded_call(self, e: ast.Call, g, c: Ctx) -> str:
+        """A bool def asked behind the condition its being true implies (passes.py,
+        plan_def_guards): `guard and def(...)`, the def's code printed on the guard's branch."""
+        guard = self.guard_code(e.name, c)
+        if is_false(guard):
+            return guard
+        self._guarded.add(id(e))
+        try:
+            if is_true(guard):
+                return self.ex(e, c)
+            b, b_lines = self._branch(e, c, self.ex)
+        finally:
+            self._guarded.discard(id(e))
+        if not b_lines:
+            return f"({guard} and {b})"
+        t = c.sink.tmp()
+        c.sink.emit(f"{t} = {guard}")
+        c.sink.emit(f"if {t}:")
+        c.sink.lines.extend(b_lines)
+        c.sink.emit(f"    {t} = {b}")
+        return t
+
+    def guard_code(self, name: str, c: Ctx) -> str:
+        """The code of def `name`'s guard (passes.plan_def_guards), computed once before the
+        loops of a listing."""
+        g = self.plan.def_guards[name]
+        if g.cond is not None:
+            guard = self.try_hoist(g.cond, c) if c.hoist is not None else None
+            return guard if guard is not None else self.ex(g.cond, c)
+        if c.hoist is not None:
+            key = ("guard", name)
+            if key not in c.hoist.shared:
+                c.hoist.shared[key] = self.hoisted(-1, c, lambda cc: self._guard_value(name, g,
+                                                                                      cc))
+            return c.hoist.shared[key]
+        return self._guard_value(name, g, c)
+
+    def _guard_value(self, name: str, g, c: Ctx) -> str:
+        """The aggregate guard of def `name` (at least g.least members of the whole enum pass
+        its test), kept on the state until a variable it reads is written."""
+        attr = f"s.g_{ident(name)}"
+        t = c.sink.tmp()
+        c.sink.emit(f"{t} = {attr}")
+        c.sink.emit(f"if {t} is None:")
+        inner = c.sink.deeper()
+        n, v = inner.tmp(), inner.tmp()
+        inner.emit(f"{n} = 0")
+        inner.emit(f"for {v} in range({g.size}):")
+        body = inner.deeper()
+        test = self.test(g.agg.elem, Ctx({**c.py, self.p.slots[g.agg]: Code(v, simple=True)},
+                                         body, None))
+        test.emit(f"{n} += 1")
+        test.emit(f"if {n} >= {g.least}:")
+        test.emit("    break")
+        inner.emit(f"{t} = {attr} = {n} >= {g.least}")
+        return t
 
     def _dense_lookup(self, name: str, dense, args: list, where: str, c) -> str:
         """A table call read from its flat tuple (passes.py, plan_dense_tables) when every int

@@ -220,6 +220,9 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     local_attrs += loop_attrs
     # values of defs kept between writes (passes.plan_cached_defs): None until computed
     cache_attrs = [f"c_{ident(name)}" for name in em.plan.cached_defs]
+    # guards of defs kept between writes (passes.plan_def_guards)
+    cache_attrs += [f"g_{ident(name)}" for name, g in em.plan.def_guards.items()
+                    if g.agg is not None]
     # values of defs kept per argument (passes.plan_keyed_defs): a list, None until asked
     keyed_attrs = [f"c_{ident(name)}" for name in em.plan.keyed_defs]
     # members of state sets kept as sorted tuples (passes.plan_kept_members): None until a walk

@@ -137,6 +137,21 @@ class DenseTable(_FlatList):
                                         range(lo, lo + count) for kind, lo, count in self.dims]))
 
 
+@dataclass(frozen=True)
+class DefGuard:
+    """What a bool def's being true implies, tested before the def is computed
+    (plan_def_guards): either a conjunct of the def that reads none of its parameters (`cond`),
+    or, for `count(P(c) for c in S) >= least` or `any(P(c) for c in S)` with S a set of enum
+    members, the same aggregate over every member of the enum (`agg`: at least `least` members
+    pass), kept on the state (attribute g_<def>) until a variable in `reads` is written."""
+
+    cond: object | None = None
+    agg: object | None = None
+    least: int = 1
+    size: int = 0  # members of the enum walked
+    reads: frozenset = frozenset()
+
+
 @dataclass
 class Plan:
     inline: set[str] = field(default_factory=set)  # defs expanded in place in statements
@@ -189,6 +204,9 @@ class Plan:
     # variable -> the index type of an array of sets (None: one set); the walks that read them
     kept_members: dict[str, T.Type | None] = field(default_factory=dict)
     kept_walks: set[int] = field(default_factory=set)
+    # bool defs with a cheaper condition that their being true implies (plan_def_guards):
+    # def name -> the guard
+    def_guards: dict[str, DefGuard] = field(default_factory=dict)
 
 
 def plan_inlining(an, plan: Plan) -> None:
@@ -1581,11 +1599,104 @@ def kept_index(an, e) -> bool:
         and an.t(e).kind in ("enum", "player")
 
 
+def plan_def_guards(an, plan: Plan) -> None:
+    """A bool def that cannot fault, whose true value implies a cheaper condition, is computed
+    only when that condition holds (else it is false). Two forms:
+    - `count(P(c) for c in S) >= k` (k >= 1; also `> k - 1`) or `any(P(c) for c in S)`, S a
+      set of members of an enum E and P reading none of the def's parameters: at least k
+      members of S pass, so at least k of E do. That count over E is kept on the state
+      (attribute g_<def>) until a state variable P reads is written, as plan_cached_defs keeps
+      a def's value. Acquire's `dead(t) = count(safe(c) for c in adjacent_chains(t)) >= 2`,
+      asked for every tile of a hand at every placement, at every draw and at the end of each
+      turn, is false without looking at t's neighbours while fewer than two chains are safe:
+      in four of five turns of a random 4-player game.
+    - a conjunct that reads none of the def's parameters: of the body, or of every `return`
+      of a block body that does not return `false` (Acquire's `founds_eighth(t)` returns true
+      only if `all(size[c] > 0 for c in Chain)`). It is printed where the def is asked, so the
+      listings' loop-invariant code motion computes it once before their loops.
+    Safe: the def cannot fault (analysis.def_safe), so skipping it changes no fault; the
+    guard cannot fault either (it is computed where the def was not reached) and reads the
+    state only; a set has each member once, so a count over S is at most the count over E."""
+    for d in an.p.defs.values():
+        if not d.params or an.p.def_ret[d.name].kind != "bool" or d.name in plan.keyed_defs \
+                or d.name in plan.cached_defs or not an.def_safe(d):
+            continue
+        g = None
+        if isinstance(d.body, ast.Block):
+            conds = [_free_conjunct(an, r.value) for r in _all_returns(d.body.stmts)
+                     if not isinstance(r.value, ast.BoolLit) or r.value.value]
+            if len(conds) == 1 and conds[0] is not None:
+                g = DefGuard(cond=conds[0])
+        else:
+            g = _agg_guard(an, d.body)
+            if g is None:
+                cond = _free_conjunct(an, d.body)
+                g = DefGuard(cond=cond) if cond is not None else None
+        if g is not None:
+            plan.def_guards[d.name] = g
+
+
+def _all_returns(stmts) -> list:
+    """Every return statement of a def's block body, nested ones included."""
+    out = []
+    for st in stmts:
+        if isinstance(st, ast.Return):
+            out.append(st)
+        elif isinstance(st, ast.If):
+            for _c, b in st.branches:
+                out += _all_returns(b.stmts)
+            if st.orelse is not None:
+                out += _all_returns(st.orelse.stmts)
+        elif isinstance(st, ast.For):
+            out += _all_returns(st.body.stmts)
+    return out
+
+
+def _free_conjunct(an, e):
+    """A conjunct of e (a chain of `and`s), not the first (that one is tested first anyway),
+    that reads no local (a def's parameters, its lets) and cannot fault, or None."""
+    for x in _conjuncts(e)[1:]:
+        if not an.free(x) and an.safe(x):
+            return x
+    return None
+
+
+def _agg_guard(an, e) -> DefGuard | None:
+    """The aggregate form of plan_def_guards for a def body e, if it has it."""
+    least = 1
+    if isinstance(e, ast.BinOp) and e.op in (">=", ">") and isinstance(e.right, ast.IntLit):
+        least = e.right.value + (e.op == ">")
+        e = e.left
+        if not isinstance(e, ast.Agg) or e.func != "count" or least < 1:
+            return None
+    elif not isinstance(e, ast.Agg) or e.func != "any":
+        return None
+    t = an.t(e.iter)
+    if e.cond is not None or t.kind != "set" or t.elem is None or t.elem.kind != "enum":
+        return None
+    if an.free(e.elem) - {an.p.slots[e]} or not an.safe(e.elem):
+        return None
+    reads: set[str] = set()
+    for node in _all_nodes(e.elem):
+        ref = an.p.refs.get(node) if hasattr(node, "span") else None
+        if ref is None:
+            continue
+        if ref[0] == "state":
+            reads.add(ref[1])
+        elif ref[0] == "def" and isinstance(node, ast.Call):
+            inner = an.def_reads(an.p.defs[ref[1]])
+            if inner is None:
+                return None
+            reads |= inner
+    return DefGuard(agg=e, least=least, size=len(an.p.enums[t.elem.name].members),
+                    reads=frozenset(reads))
+
+
 PASSES = (plan_int_ranges, plan_dense_tables, plan_phase_sets, plan_cached_defs, plan_keyed_defs,
           plan_inlining, plan_options, plan_domain_filters, plan_reused_any, plan_mask_patterns,
           plan_field_walks, plan_flow, plan_resume_in_apply, plan_shared_any, plan_listing_memo,
           plan_peel_sets, plan_path_rows, plan_member_removes, plan_bounded_updates, plan_hidden,
-          plan_kept_members)
+          plan_kept_members, plan_def_guards)
 
 
 def run_passes(an, plan: Plan) -> Plan:

@@ -110,6 +110,8 @@ class StmtPrinter:
             var = self.p.refs[target][1]
             lines += ["    " * ind + f"s.c_{ident(name)} = None"
                       for name, reads in self.plan.cached_defs.items() if var in reads]
+            lines += ["    " * ind + f"s.g_{ident(name)} = None"
+                      for name, g in self.plan.def_guards.items() if var in g.reads]
             lines += self._forget_keyed(target, var, c, f, ind)
             lines += self._kept_members_after(s, target, var, c, f, ind)
         # The marker lets the module map a generated line back to its .rules line.
@@ -364,6 +366,12 @@ class StmtPrinter:
         return frozenset(keys)
 
     def emit_For(self, s, c, ret):
+        guarded = self._loop_guard(s)
+        if guarded is not None:
+            # `for x in S { if D(x) {...} }` with D guarded (passes.plan_def_guards): while the
+            # guard fails, D(x) is false for every x and the loop does nothing
+            c.sink.emit(f"if {self.guard_code(guarded, c)}:")
+            c = c.at(c.sink.deeper())
         slot = self.p.slots[s]
         var = c.py.get(slot) or Code(f"s.{slot_attr(slot)}", simple=True)
         # reads that the body's statements would each make, on every member, made once before
@@ -377,6 +385,20 @@ class StmtPrinter:
         finally:
             self._loop_outer = outer
         c.sink.lines[at:at] = lifted.lines
+
+    def _loop_guard(self, s):
+        """The guarded def whose call is the whole body's only test (`for x in S { if D(x)
+        {...} }`, no other branch), S a walk that cannot fault; else None."""
+        if len(s.body.stmts) != 1 or not isinstance(s.body.stmts[0], ast.If):
+            return None
+        st = s.body.stmts[0]
+        if len(st.branches) != 1 or st.orelse is not None or not self.safe(s.iter):
+            return None
+        cond = st.branches[0][0]
+        if not isinstance(cond, ast.Call) or self.p.refs[cond][0] != "def" \
+                or cond.name not in self.plan.def_guards:
+            return None
+        return cond.name
 
     def _emit_for(self, s, c, ret, var):
         walk = self.set_walk(s.iter, c, var)

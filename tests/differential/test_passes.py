@@ -36,6 +36,7 @@ COND_INLINE = os.path.join(ROOT, "tests", "fixtures", "condinline.rules")
 DENSE_TABLES = os.path.join(ROOT, "tests", "fixtures", "densetables.rules")
 KEPT_SETS = os.path.join(ROOT, "tests", "fixtures", "keptsets.rules")
 LOOSE_KEYED = os.path.join(ROOT, "tests", "fixtures", "loosekeyed.rules")
+GUARDS = os.path.join(ROOT, "tests", "fixtures", "guards.rules")
 RANKS = os.path.join(ROOT, "tests", "fixtures", "ranks.rules")
 LISTINGS = os.path.join(ROOT, "tests", "fixtures", "listings.rules")
 ACTION_TEXTS = os.path.join(ROOT, "tests", "fixtures", "actiontexts.rules")
@@ -248,6 +249,65 @@ def test_loose_keyed_defs_are_kept_and_forgotten():
     assert "dead" not in keyed(os.path.join(ROOT, "rules", "acquire.rules"))
 
 
+CELLS = [f"{c}{r}" for r in "ABC" for c in range(1, 6)]
+KINDS = ["Red", "Blue", "Green", "Gold"]
+
+
+def _new_guards(rng, n):
+    return {"owner": {t: (rng.choice(KINDS) if rng.random() < 0.4 else None) for t in CELLS},
+            "level": {k: rng.randrange(5) for k in KINDS},
+            "spots": [t for t in CELLS if rng.random() < 0.5],
+            "gone": [t for t in CELLS if rng.random() < 0.2] or ["3B"]}  # (a draw may wait)
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_def_guards_in_lockstep(players):
+    ends = _ends(players, 80, GUARDS, _new_guards)
+    assert ends == {None: 80}
+
+
+def test_def_guards_are_tested_and_forgotten():
+    """crowded, hot_near and lonely count or test the kinds next to a cell: the count over all
+    kinds is kept (g_<def>) and forgotten at every write of level, and only there; opening
+    implies `all(level[k] > 0 for k in Kind)`. The claim listing tests its two guards once
+    before its loop and nothing for a spot while neither holds; the flow's `for t in spots {
+    if crowded(t) ... }` runs only while crowded's guard holds. Acquire's dead (two safe chains)
+    and founds_eighth (every chain on the board) are guarded so; a def whose guard would be
+    its own first conjunct (Automobile's can_ford) is not."""
+    from rulelang.codegen.emitter import Emitter
+    from rulelang.consts import Constants
+    from rulelang.lower import lower
+
+    def guards(path):
+        p = rulelang.check_file(path)
+        return Emitter(p, lower(p), Constants(p)).plan.def_guards
+
+    g = guards(GUARDS)
+    assert {n: (x.least, x.size, sorted(x.reads)) for n, x in g.items() if x.agg} == {
+        "crowded": (2, 4, ["level"]), "hot_near": (1, 4, ["level"]),
+        "lonely": (1, 4, ["level"])}
+    assert set(g) == {"crowded", "hot_near", "lonely", "opening"} and g["opening"].cond
+    acq = guards(os.path.join(ROOT, "rules", "acquire.rules"))
+    assert set(acq) == {"dead", "founds_eighth"} and acq["dead"].least == 2
+    assert "can_ford" not in guards(os.path.join(ROOT, "rules", "automobile.rules"))
+
+    src = compile_program(rulelang.check_file(GUARDS))
+    lines = src.splitlines()
+    forgets = [i for i, x in enumerate(lines) if x.strip() == "s.g_crowded = None"]
+    level_writes = [i for i, x in enumerate(lines)
+                    if re.match(r" +s\.v_level\[.*\] (= _t\d+ = |[-+]= )", x)]
+    # after each write of level (heat, cool, the flow's loop, in each flow function that
+    # copies it), and in set_vars
+    assert len(forgets) == len(level_writes) >= 3
+    assert "        self.g_crowded = None" in lines
+    assert all(any(w < f <= w + 4 for f in forgets) for w in level_writes)
+    assert not any("s.g_" in x for x in lines if x.strip().startswith("s.v_owner["))
+    claim = src[src.index("for v_t_3 in "):src.index("out.append(ARGS_settle_claim")]
+    assert re.search(r"\n +if _t\d+ or _t\d+:\n", claim)
+    flow_loop = re.search(r"\n( +)if (_t\d+):\n(?:\1    .*\n)*?\1    for v_t_\d+ in ", src)
+    assert flow_loop is not None
+
+
 def _new_kept_sets(rng, n):
     def some(p):
         return [c for c in CARDS if rng.random() < p]
@@ -337,7 +397,7 @@ def test_one_bit_masks_of_wide_enums_come_from_a_table():
     assert "\nBIT_Tile = tuple(1 << i for i in range(108))\n" in acq and "BIT_Chain" not in acq
     assert "    s.v_board |= BIT_Tile[_l_place_tile__t]  # rules:205\n" in acq
     assert not re.search(r"1 << (_l_place_tile__t|s\.l_draw__t|_l_draw__t)\b", acq)
-    assert "_t4 |= 1 << _v_chain_of[v_adjacent_chains__n]" in acq  # (seven chains)
+    assert re.search(r"_t\d+ \|= 1 << _v_chain_of\[v_adjacent_chains__n\]", acq)  # (7 chains)
     src = compile_program(rulelang.check_file(KEPT_SETS))
     assert re.search(r"if \(\(BIT_Card\[v_c_\d+\] & _t\d+\) != 0\):", src)
     assert "s.v_hand[_l_p] |= BIT_Card[_l_c]  # rules:40\n" in src

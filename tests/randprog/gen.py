@@ -1419,6 +1419,66 @@ class Gen:
         self.features |= {"kept tuples" if kept else "wide peel", "and with kept def"}
         return ["  " + line for line in body]
 
+    def guard_decl(self, decl: list[str]) -> list[str]:
+        """Defs of a player that count or test the members of that player's set of a small
+        enum, and one whose `return` has a conjunct reading none of its parameters: the
+        compiler computes them only while a cheaper condition holds (codegen plan_def_guards:
+        at least so many members of the whole enum pass, kept on the state until the levels
+        are written; the conjunct, tested before the listing's loop). Asked in a listing whose
+        only tests are `not D(q)`, in a `for` whose body is only `if D(q) {...}`, and in a
+        `when`; the levels and the sets are written by options and by the flow, returned as
+        flow lines (declarations go to `decl`)."""
+        self.features.add("guarded def")
+        en, lv, hd, sc = (self.name(k) for k in ("Ge", "gl", "gh", "gs"))
+        gd, ga, gc = (self.name(k) for k in ("gd", "ga", "gc"))
+        x, y, q, who, i = (self.name(k) for k in ("gx", "gy", "gq", "gw", "gi"))
+        members = [f"{en}M{j}" for j in range(self.r.randint(3, 7))]
+        decl.append(f"enum {en} {{ {', '.join(members)} }}")
+        decl.append(f"state {{ {lv}: int[{en}] = {self.r.randint(0, 2)} "
+                    f"{hd}: set<{en}>[player] = {{}} {sc}: int[player] = 0 }}")
+        least = self.r.randint(1, 3)
+        op = self.pick([">=", ">"])
+        decl.append(f"def {gd}({q}: player) -> bool = count({lv}[{x}] >= {self.r.randint(1, 3)} "
+                    f"for {x} in {hd}[{q}]) {op} {least if op == '>=' else least - 1}")
+        decl.append(f"def {ga}({q}: player) -> bool = any({lv}[{x}] > {self.r.randint(1, 3)} "
+                    f"for {x} in {hd}[{q}])")
+        decl += [f"def {gc}({q}: player) -> bool {{",
+                 f"  if len({hd}[{q}]) == 0 {{",
+                 "    return false",
+                 "  }",
+                 f"  return len({hd}[{q}]) > {self.r.randint(0, 2)} and all({lv}[{x}] >= "
+                 f"{self.r.randint(1, 2)} for {x} in {en})",
+                 "}"]
+        return [f"let {who}: player = players[0]",
+                f"let {i} = 0",
+                f"while {i} < {self.r.randint(6, 16)} {{",
+                f"  choose {who} {{",
+                f"    {self.name('op')}({q}: player) when not {gd}({q}) and not {gc}({q}) {{",
+                f"      {sc}[{q}] += 1",
+                f"      add {self.pick(members)} to {hd}[{q}]",
+                "    }",
+                f"    {self.name('op')}({x}: {en}) {{",
+                f"      {lv}[{x}] += 1",
+                f"      add {x} to {hd}[{who}]",
+                "    }",
+                f"    {self.name('op')}({x}: {en} in {hd}[{who}]) when {lv}[{x}] > 0 {{",
+                f"      {lv}[{x}] -= 1",
+                f"      remove {x} from {hd}[{who}]",
+                "    }",
+                f"    {self.name('op')}() when {ga}({who}) {{",
+                f"      {sc}[{who}] += count({ga}({y}) for {y} in players)",
+                "    }",
+                "  }",
+                f"  for {y} in players {{",
+                f"    if {gd}({y}) {{",
+                f"      {sc}[{y}] += 2",
+                f"      {lv}[{self.pick(members)}] = 0",
+                "    }",
+                "  }",
+                f"  {i} += 1",
+                f"  {who} = next_seat({who})",
+                "}"]
+
     def kept_writes(self, c, g, hand, bag, pile, who, k, cols) -> list[str]:
         """wide_decl's writes of its kept sets beyond `add` and `remove` at the seat's own hand
         (the lines end the `if` that draws a card)."""
@@ -1776,6 +1836,8 @@ class Gen:
             flow[1:1] = self.rank_decl(decl, configs)
         if self.chance(0.15):  # drawn after all the rest: the programs before are unchanged
             flow[1:1] = self.wide_decl(decl, kept=True)
+        if self.chance(0.15):  # drawn after all the rest: the programs before are unchanged
+            flow[1:1] = self.guard_decl(decl)
         text = "\n".join(out + decl + phases + standing + flow + tail) + "\n"
         return Case(self.seed, text, configs, set(self.features))
 

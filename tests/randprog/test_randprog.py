@@ -41,7 +41,7 @@ REQUIRED = {
     "domain def", "domain option", "path option", "set of bool", "wide peel",
     "and with kept def", "empty tests", "array item near the int limit",
     "aggregate with an invariant operand", "tuple-keyed def", "domain filter", "argument check",
-    "rank over a mask", "field walk", "folded comparison", "kept tuples",
+    "rank over a mask", "field walk", "folded comparison", "kept tuples", "guarded def",
 }
 
 
@@ -240,6 +240,28 @@ def test_kept_sections_meet_the_rewrites():
         forgets += bool(re.search(rf"\n +s\.w_{hand} = None\n", src))
     assert sections >= 30 and kept == inserts == deletes == forgets == sections, (
         sections, kept, inserts, deletes, forgets)
+
+
+def test_guard_sections_meet_the_rewrites():
+    """gen.guard_decl's sections reach what they are there for (plan_def_guards): the count
+    and the `any` are guarded by counts over the whole enum (forgotten at the writes of the
+    levels), the def with a conjunct that reads no parameter by that conjunct; the listing of
+    `not gd(q) and not gc(q)` tests both guards once before its loop, and the flow's `for y in
+    players { if gd(y) ... }` is skipped while gd's guard fails."""
+    sections = guarded = listed = skipped = forgets = 0
+    for case, plan, src in _sections("guarded def"):
+        sections += 1
+        aggs = sorted(n[:2] for n, g in plan.def_guards.items() if g.agg is not None)
+        conds = [n for n, g in plan.def_guards.items() if g.cond is not None and n[:2] == "gc"]
+        guarded += aggs == ["ga", "gd"] and len(conds) == 1
+        gd = next(n for n in plan.def_guards if n.startswith("gd"))
+        listed += bool(re.search(r"\n( +)for v_gq\d+ in [^\n]+:\n\1    if _t\d+ or _t\d+:\n",
+                                 src))
+        skipped += bool(re.search(rf"\n( +)_t(\d+) = s\.g_{gd}(?:  # rules:\d+)?\n(?:\1.*\n)*?\1if _t\d+:\n"
+                                  rf"(?:\1    .*\n)*?\1    for v_gy\d+\w* in ", src))
+        forgets += bool(re.search(rf"\n +s\.g_{gd} = None\n", src))
+    assert sections >= 30 and guarded == listed == skipped == forgets == sections, (
+        sections, guarded, listed, skipped, forgets)
 
 
 def test_switched_off_house_rules_are_generated():
