@@ -1368,7 +1368,8 @@ def plan_bounded_updates(an, plan: Plan) -> None:
     option's `when`, or the flow test the decision comes right after, has a conjunct bounding
     A by a constant on the side the update moves it (`bank[c] > 0` before `bank[c] -= 1`,
     `bought < max_buy` before `bought += 1`) so that the new value cannot cross the int limit:
-    its limit check is left out. Only statements before which nothing writes A or its indexes
+    its limit check is left out, when every copy of the statement qualifies (a phase run from
+    two places is copied at each). Only statements before which nothing writes A or its indexes
     (nor binds them) count, and from the flow test only bounds of flow locals. Safe: the
     conjuncts were true when the options were listed; the state does not change until one is
     applied but by set_vars, which lists the options again (their `when`s, not the flow test:
@@ -1461,7 +1462,7 @@ def plan_bounded_updates(an, plan: Plan) -> None:
                         continue
                     if st.op == "+" and hi is not None and hi + n <= top \
                             or st.op == "-" and lo is not None and lo - n >= -top:
-                        plan.bounded_updates.add(id(st))
+                        known.add(pc)
                         break
             for n in _all_nodes(st):
                 slot = an.p.slots.get(n) if hasattr(n, "span") else None
@@ -1488,11 +1489,20 @@ def plan_bounded_updates(an, plan: Plan) -> None:
         p = parts(a)
         return p is not None and p[0][0] == "local" and all(i[0] in ("local", "lit")
                                                             for i in p[1])
+    known: set[int] = set()  # pcs of the updates that need no check
     for pc, ins in enumerate(code):
         if isinstance(ins, ChooseAt) and not an.p.standing:
             flow = [f for f in facts_of(before.get(pc, [])) if flow_local(f[0])]
             for opt, target in zip(ins.node.options, ins.targets):
                 follow(target, flow + facts_of([opt.when] if opt.when is not None else []))
+    # A phase run from two places is copied at each, and the plan names the statement: every
+    # copy must be known (a `run` after an option with no bounding test reaches the same
+    # update unbounded; tests/fixtures/boundedtwice.rules), as in plan_member_removes.
+    copies: dict[int, list[int]] = {}
+    for pc, ins in enumerate(code):
+        if isinstance(ins, Exec):
+            copies.setdefault(id(ins.stmt), []).append(pc)
+    plan.bounded_updates.update(sid for sid, pcs in copies.items() if set(pcs) <= known)
 
 
 def _ways_into(code) -> dict[int, int]:

@@ -41,6 +41,7 @@ RANKS = os.path.join(ROOT, "tests", "fixtures", "ranks.rules")
 LISTINGS = os.path.join(ROOT, "tests", "fixtures", "listings.rules")
 ACTION_TEXTS = os.path.join(ROOT, "tests", "fixtures", "actiontexts.rules")
 LAZY_HOIST = os.path.join(ROOT, "tests", "fixtures", "lazyhoist.rules")
+BOUNDED_TWICE = os.path.join(ROOT, "tests", "fixtures", "boundedtwice.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES, new_vars=None,
@@ -1038,6 +1039,18 @@ def test_bounded_updates_at_the_limit(x, action, fault):
     the checks left in fault at the limit on both back ends, the ones left out cannot."""
     out = [(where, None if where else digest)
            for where, _message, digest in _after_set_vars(BOUNDS, {"x": x}, action)]
+    assert out[0] == out[1] and out[0][0] == fault
+
+
+@pytest.mark.parametrize("x, action, fault", [
+    (10 ** 100 - 1, "raw()", "boundedtwice.rules:14:3"), (4, "safe()", None), (4, "raw()", None)])
+def test_an_update_run_twice_keeps_its_check(x, action, fault):
+    """A phase whose `x += 1` needs no int limit check when the option bounding x runs it, run
+    by another option too: that copy faults at the limit on both back ends, at the same place,
+    with the state kept (plan_bounded_updates names the statement, so every copy must
+    qualify); below the limit both play the same."""
+    out = [(where, None if where else digest)
+           for where, _message, digest in _after_set_vars(BOUNDED_TWICE, {"x": x}, action)]
     assert out[0] == out[1] and out[0][0] == fault
 
 
