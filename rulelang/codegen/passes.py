@@ -954,7 +954,7 @@ def plan_shared_any(an, plan: Plan) -> None:
     state and the locals P reads do not change in between, so the option's members are the
     same and any fault P could raise was raised by the test first, as in the interpreter. When
     the `any` is not evaluated (short-circuited), the list stays None and the legal function
-    tests P itself."""
+    tests P itself. Tests that lead to one decision share with one of its options only."""
     code = an.low.code
     for pc, ins in enumerate(code):
         if not isinstance(ins, JumpIfNot):
@@ -967,6 +967,12 @@ def plan_shared_any(an, plan: Plan) -> None:
             continue
         found = an.shared_any(ins.cond, code[nxt].node.options)
         if found is not None:
+            # The decision's legal function takes one list (`known`) and the plan says which
+            # option it lists: a second test leading to the same decision (a `break` out of a
+            # loop after another) shares only with that option, else it keeps its `any`
+            # (tests/fixtures/sharedtwice.rules).
+            if any(cpc == nxt and oi != found[0] for cpc, oi, _ag in plan.shared_any.values()):
+                continue
             plan.shared_any[pc] = (nxt, found[0], id(found[1]))
 
 

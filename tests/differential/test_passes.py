@@ -42,6 +42,7 @@ LISTINGS = os.path.join(ROOT, "tests", "fixtures", "listings.rules")
 ACTION_TEXTS = os.path.join(ROOT, "tests", "fixtures", "actiontexts.rules")
 LAZY_HOIST = os.path.join(ROOT, "tests", "fixtures", "lazyhoist.rules")
 BOUNDED_TWICE = os.path.join(ROOT, "tests", "fixtures", "boundedtwice.rules")
+SHARED_TWICE = os.path.join(ROOT, "tests", "fixtures", "sharedtwice.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES, new_vars=None,
@@ -119,6 +120,21 @@ def test_shared_any_is_used():
     assert "def legal_take(s, known=None):" in src
     assert "acts = legal_buy(s, _t" in src
     assert "acts = legal_take(s, _t" in src
+
+
+@pytest.mark.parametrize("first, listed", [
+    ("take(B)", ["mine(B)", "pass()"]), ("drop(C)", ["other(C)", "pass()"])])
+def test_two_tests_sharing_into_one_decision(first, listed):
+    """Two flow tests break out of a loop to the same decision, each with an `any` matching a
+    different option of it: the decision's legal function takes the members of one of them
+    only (plan_shared_any), so each option is listed once, on both back ends; and in lock
+    step."""
+    states = [rulelang.load(SHARED_TWICE, backend=b).new_game(2)
+              for b in ("interpreter", "compiled")]
+    for s in states:
+        s.apply(first)
+    assert [s.legal_actions() for s in states] == [listed] * 2
+    assert _ends(2, 20, SHARED_TWICE) == {None: 20}
 
 
 def test_cached_def_is_used_and_forgotten():
