@@ -51,6 +51,11 @@ class DecisionPrinter:
         reuse = self.plan.reused_any.get(pc, {})
         starts: dict[int, str] = {}
         needed = {i for lst in reuse.values() for i, _ag in lst}
+        # an option whose `any` a later option asks with other options in between: where its
+        # pairs end (len(out) at the later option's test would count theirs too;
+        # tests/fixtures/reusedgap.rules)
+        far = {i for j, lst in reuse.items() for i, _ag in lst if j > i + 1}
+        ends: dict[int, str] = {}
         listed = {oi for cpc, oi, _ag in self.plan.shared_any.values() if cpc == pc}
         fresh = True  # `out = []` heads the function (not when the first option takes known)
         first_end = True
@@ -58,7 +63,8 @@ class DecisionPrinter:
             if oi in needed:
                 starts[oi] = fn.tmp()
                 body.append(f"    {starts[oi]} = len(out)")
-            known = {id(ag): f"(len(out) > {starts[i]})" for i, ag in reuse.get(oi, ())}
+            known = {id(ag): f"({ends.get(i, 'len(out)')} > {starts[i]})"
+                     for i, ag in reuse.get(oi, ())}
             self._known_any = known
             try:
                 if oi in listed:
@@ -96,6 +102,9 @@ class DecisionPrinter:
                     body.extend(lines)
             finally:
                 self._known_any = {}
+            if oi in far:
+                ends[oi] = fn.tmp()
+                body.append(f"    {ends[oi]} = len(out)")
         # (legal_standing reads and sets s._endk after the decision's own options)
         body.append("    s._endk = -1" if first_end else "    s._endk = endk")
         if self.p.standing:

@@ -43,6 +43,7 @@ ACTION_TEXTS = os.path.join(ROOT, "tests", "fixtures", "actiontexts.rules")
 LAZY_HOIST = os.path.join(ROOT, "tests", "fixtures", "lazyhoist.rules")
 BOUNDED_TWICE = os.path.join(ROOT, "tests", "fixtures", "boundedtwice.rules")
 SHARED_TWICE = os.path.join(ROOT, "tests", "fixtures", "sharedtwice.rules")
+REUSED_GAP = os.path.join(ROOT, "tests", "fixtures", "reusedgap.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES, new_vars=None,
@@ -135,6 +136,20 @@ def test_two_tests_sharing_into_one_decision(first, listed):
         s.apply(first)
     assert [s.legal_actions() for s in states] == [listed] * 2
     assert _ends(2, 20, SHARED_TWICE) == {None: 20}
+
+
+def test_reused_any_past_an_option_in_between():
+    """boast's `any` is whether play listed a card (plan_reused_any), not whether play or
+    wait, listed between them, added a pair: with only A in hand, boast is not legal on
+    either back end; with B drawn, it is; and in lock step."""
+    states = [rulelang.load(REUSED_GAP, backend=b).new_game(2)
+              for b in ("interpreter", "compiled")]
+    assert [s.legal_actions() for s in states] == [["wait()", "draw(B)", "draw(C)"]] * 2
+    for s in states:
+        s.apply("draw(B)")
+    assert [s.legal_actions() for s in states] == [
+        ["play(B)", "wait()", "boast()", "draw(C)"]] * 2
+    assert _ends(2, 20, REUSED_GAP) == {None: 20}
 
 
 def test_cached_def_is_used_and_forgotten():
