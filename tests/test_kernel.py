@@ -139,7 +139,7 @@ def test_kernel_on_random_programs():
     from rulelang.codegen import load_compiled
     from tests.randprog.gen import generate
 
-    played = faults = 0
+    played = faults = unlimited = unlimited_faults = 0
     for seed in range(40):
         case = generate(seed)
         for config in case.configs[:1]:
@@ -155,8 +155,15 @@ def test_kernel_on_random_programs():
                 assert a == b, (seed, config)
                 played += 1
                 faults += a[1] is not None
-    assert played >= 40
-    assert faults >= 3  # faults inside the kernel restore the state as the protocol does
+                if a[1] is not None or a[5] is not None:
+                    # it ends within 600 steps: the same with no limit (the kernel's own loop)
+                    c, d = _both(game, start, s, "random_end")
+                    assert c == d == a, (seed, config)
+                    unlimited += 1
+                    unlimited_faults += a[1] is not None
+    assert played >= 40 and unlimited >= 30
+    # faults inside the kernel restore the state as the protocol does (both loops)
+    assert faults >= 3 and unlimited_faults >= 3
 
 
 class _CountingRandom(random.Random):
