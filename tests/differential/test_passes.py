@@ -315,9 +315,9 @@ def test_def_guards_are_tested_and_forgotten():
         return Emitter(p, lower(p), Constants(p)).plan.def_guards
 
     g = guards(GUARDS)
-    assert {n: (x.least, x.size, sorted(x.reads)) for n, x in g.items() if x.agg} == {
-        "crowded": (2, 4, ["level"]), "hot_near": (1, 4, ["level"]),
-        "lonely": (1, 4, ["level"])}
+    assert {n: (x.least, x.enum, sorted(x.reads)) for n, x in g.items() if x.agg} == {
+        "crowded": (2, "Kind", ["level"]), "hot_near": (1, "Kind", ["level"]),
+        "lonely": (1, "Kind", ["level"])}
     assert set(g) == {"crowded", "hot_near", "lonely", "opening"} and g["opening"].cond
     acq = guards(os.path.join(ROOT, "rules", "acquire.rules"))
     assert set(acq) == {"dead", "founds_eighth"} and acq["dead"].least == 2
@@ -412,7 +412,7 @@ def test_kept_sets_are_used_updated_and_forgotten():
     assert re.search(r"\n +s\.w_marks = (_t\d+)\[:(_t\d+)\] \+ \(v_x_\d+,\) \+ \1\[\2:\]\n", src)
     # take(q, c in hand[q]): the tuple of q's hand is fetched inside the loop over q
     take = src.split("def legal_play(s):")[1].split("\ndef ")[0]
-    assert re.search(r"\n    for v_q in range\(s\.n\):\n(        .*\n)+        (_t\d+) = (_t\d+)"
+    assert re.search(r"\n    for v_q in s\._players:\n(        .*\n)+        (_t\d+) = (_t\d+)"
                      r"\[v_q\]\n", take)
     lines = [line.strip() for line in src.splitlines()]
     assert "c.w_hand = None if (w := self.w_hand) is None else w[:]" in lines
@@ -567,7 +567,7 @@ def test_keyed_defs_on_power_grid():
     assert "def_fits_with(" not in legal and legal.count(f"{kept}[_t") == 10
     # store(p, k) reads only p and a constant: its five values are asked once, before the
     # loop over the resources (ExprPrinter.try_hoist through expanded defs)
-    loop = legal.index("for v_buy_resources__r in range(4):")
+    loop = legal.index("for v_buy_resources__r in ALL_Res:")
     assert [legal.index(f"_l_buy_resources__p * 7{k}\n") < loop
             for k in ("", " + 1", " + 2", " + 3", " + 4")] == [True] * 5
     assert "c_may_take" not in src  # (expanded in the auction's `when`)
@@ -775,13 +775,13 @@ def test_aggregate_hoisting_is_used():
     src = compile_program(rulelang.check_file(AGG_HOIST))
     body = src.split("def step_start(s):")[1].split("\ndef ")[0]
     lines = [line.strip() for line in body.splitlines()]
-    loop = lines.index("for v_rich__g in range(4):")
+    loop = lines.index("for v_rich__g in ALL_Gem:")
     for code in ("(_v_coins[_l_p] * 2)", "_v_coins[_l_p]", "(_v_coins[_l_p] + _v_rounds)"):
         assert any(re.fullmatch(r"_t\d+ = " + re.escape(code), x) for x in lines[:loop]), code
     assert "_v_coins" not in " ".join(lines[loop:])
     acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
     body = acq.split("def step_turn_while_2(s):")[1].split("\ndef ")[0]
-    assert body.index("= _v_cash[_l_turn__p]\n") < body.index("for v_can_buy__c in range(7):")
+    assert body.index("= _v_cash[_l_turn__p]\n") < body.index("for v_can_buy__c in ALL_Chain:")
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -803,9 +803,9 @@ def test_walks_kept_once_reached_are_used():
     def body(name: str) -> list[str]:
         return src.split(f"def {name}(")[1].split("\ndef ")[0].splitlines()
 
-    for fn, inner in (("def_fundable", "for v_rare__x in range(5):"),
-                      ("step_flow_while", "for v_rare__x in range(5):"),
-                      ("legal_grow", "for v_deep__y in range(5):")):
+    for fn, inner in (("def_fundable", "for v_rare__x in ALL_Gem:"),
+                      ("step_flow_while", "for v_rare__x in ALL_Gem:"),
+                      ("legal_grow", "for v_deep__y in ALL_Gem:")):
         lines = body(fn)
         at = [i for i, x in enumerate(lines) if x.strip() == inner]
         assert len(at) == 1, fn
@@ -1217,7 +1217,7 @@ def test_ranks_and_folded_constants_are_used():
     for line in ("for v_suited__c in MEMBERS_Card_suit[_t2]:",
                  "for v_faces__c in MEMBERS_Card_face[True]:",
                  "for v_pips_held__c in MEMBERS_Card_pips.get(_t7, ()):",
-                 "for v_suit_worth__c in MEMBERS_Card_suit[_l_s]:", "for v_led__c in range(6):"):
+                 "for v_suit_worth__c in MEMBERS_Card_suit[_l_s]:", "for v_led__c in ALL_Card:"):
         assert line in src, line
     assert "MEMBERS_Card_suit = ((0, 2, 5), (1, 4), (3,))" in src
     assert "MEMBERS_Card_pips = {1: (0,), 2: (1,), 3: (2,), 4: (3,), 5: (4,), 7: (5,)}" in src

@@ -249,7 +249,7 @@ def test_guard_sections_meet_the_rewrites():
     `not gd(q) and not gc(q)` tests both guards once before its loop, and the flow's `for y in
     players { if gd(y) ... }` is skipped while gd's guard fails."""
     sections = guarded = listed = skipped = forgets = 0
-    for case, plan, src in _sections("guarded def"):
+    for _case, plan, src in _sections("guarded def"):
         sections += 1
         aggs = sorted(n[:2] for n, g in plan.def_guards.items() if g.agg is not None)
         conds = [n for n, g in plan.def_guards.items() if g.cond is not None and n[:2] == "gc"]
@@ -257,7 +257,8 @@ def test_guard_sections_meet_the_rewrites():
         gd = next(n for n in plan.def_guards if n.startswith("gd"))
         listed += bool(re.search(r"\n( +)for v_gq\d+ in [^\n]+:\n\1    if _t\d+ or _t\d+:\n",
                                  src))
-        skipped += bool(re.search(rf"\n( +)_t(\d+) = s\.g_{gd}(?:  # rules:\d+)?\n(?:\1.*\n)*?\1if _t\d+:\n"
+        skipped += bool(re.search(rf"\n( +)_t(\d+) = s\.g_{gd}(?:  # rules:\d+)?\n"
+                                  rf"(?:\1.*\n)*?\1if _t\d+:\n"
                                   rf"(?:\1    .*\n)*?\1    for v_gy\d+\w* in ", src))
         forgets += bool(re.search(rf"\n +s\.g_{gd} = None\n", src))
     assert sections >= 30 and guarded == listed == skipped == forgets == sections, (
