@@ -491,7 +491,8 @@ class DecisionPrinter:
             if brk or sub or not isinstance(a, ast.Not) \
                     or not isinstance(a.operand, ast.Call) \
                     or self.p.refs[a.operand][0] != "def" \
-                    or a.operand.name not in self.plan.def_guards:
+                    or a.operand.name not in self.plan.def_guards \
+                    or not self.args_safe(a.operand):
                 return None
             names.append(a.operand.name)
         codes = [self.guard_code(n, Ctx(c.py, sk, hoist)) for n in names]

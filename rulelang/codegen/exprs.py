@@ -748,7 +748,7 @@ class ExprPrinter:
         if ref[0] == "def":
             d = self.p.defs[ref[1]]
             g = self.plan.def_guards.get(d.name) if c.sink is not None else None
-            if g is not None and id(e) not in self._guarded:
+            if g is not None and id(e) not in self._guarded and self.args_safe(e):
                 return self._guarded_call(e, g, c)
             if c.sink is not None and d.name in self.plan.keyed_defs:
                 return self._keyed_call(e, d, c)
@@ -790,6 +790,18 @@ class ExprPrinter:
         if entry is None:
             raise EmitError(f"no emitter for builtin {e.name}")
         return entry.emit(self, e, args)
+
+    def args_safe(self, e: ast.Call) -> bool:
+        """Whether binding a def call's arguments to its parameters cannot fault (no fault in
+        an argument, no int past the limit, no none for a parameter that takes none): then a
+        guard may skip the call whole (plan_def_guards)."""
+        d = self.p.defs[e.name]
+        for a, f in zip(e.args, d.params):
+            want = self.p.slot_types[self.p.slots[f]]
+            if not self.safe(a) or self.may_exceed(a) or (
+                    want.kind not in ("opt", "none", "any") and self.optional(a)):
+                return False
+        return True
 
     def _guarded_call(self, e: ast.Call, g, c: Ctx) -> str:
         """A bool def asked behind the condition its being true implies (passes.py,

@@ -396,7 +396,7 @@ class StmtPrinter:
             return None
         cond = st.branches[0][0]
         if not isinstance(cond, ast.Call) or self.p.refs[cond][0] != "def" \
-                or cond.name not in self.plan.def_guards:
+                or cond.name not in self.plan.def_guards or not self.args_safe(cond):
             return None
         return cond.name
 
