@@ -1630,8 +1630,9 @@ def plan_def_guards(an, plan: Plan) -> None:
       of a block body that does not return `false` (Acquire's `founds_eighth(t)` returns true
       only if `all(size[c] > 0 for c in Chain)`). It is printed where the def is asked, so the
       listings' loop-invariant code motion computes it once before their loops.
-    Safe: the def cannot fault (analysis.def_safe), so skipping it changes no fault; the
-    guard cannot fault either (it is computed where the def was not reached) and reads the
+    Safe: the def cannot fault (analysis.def_safe), and a call is skipped only where binding
+    its arguments cannot fault either (ExprPrinter.args_safe), so skipping it changes no
+    fault; the guard cannot fault (it is computed where the def was not reached) and reads the
     state only; a set has each member once, so a count over S is at most the count over E."""
     for d in an.p.defs.values():
         if not d.params or an.p.def_ret[d.name].kind != "bool" or d.name in plan.keyed_defs \
