@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import importlib.util
 import os
 import random
 import sys
@@ -28,13 +27,6 @@ import tempfile
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "bench"))
-
-
-def load(path: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
 
 
 def main() -> None:
@@ -49,6 +41,7 @@ def main() -> None:
     mode.add_argument("--peer", action="store_true")
     args = ap.parse_args()
     from compare_commits import DRIVE
+    from peer_inprocess import load
 
     drive_ns: dict = {}
     exec(DRIVE, drive_ns)  # the benchmark's protocol driver, as compare_commits runs it

@@ -469,8 +469,14 @@ class Analysis:
         if d.name in seen:
             return frozenset()
         seen.add(d.name)
+        return self.reads(d, seen)
+
+    def reads(self, x, seen: set | None = None) -> frozenset | None:
+        """The state variables a node (an expression, a def) reads, directly or through the
+        defs it calls (def_reads, `seen` the defs already counted)."""
+        seen = set() if seen is None else seen
         out: set[str] = set()
-        for node in _all_nodes(d):
+        for node in _all_nodes(x):
             ref = self.p.refs.get(node) if hasattr(node, "span") else None
             if ref is None:
                 continue

@@ -616,12 +616,7 @@ class ExprPrinter:
                 if const_of(b) is (op == "or") and self.safe(e.left):
                     return b  # `x or true`, `x and false` on an x that cannot fault
                 return f"({a} {op} {b})"
-            t = c.sink.tmp()
-            c.sink.emit(f"{t} = {a}")
-            c.sink.emit(f"if {'' if op == 'and' else 'not '}{t}:")
-            c.sink.lines.extend(b_lines)
-            c.sink.emit(f"    {t} = {b}")
-            return t
+            return self._short_circuit(op, a, b, b_lines, c)
         entry = BINARY_OPS[op]
         empty = self._empty_test(e, op)
         if empty is not None:
@@ -818,9 +813,15 @@ class ExprPrinter:
             self._guarded.discard(id(e))
         if not b_lines:
             return f"({guard} and {b})"
+        return self._short_circuit("and", guard, b, b_lines, c)
+
+    @staticmethod
+    def _short_circuit(op: str, a: str, b: str, b_lines: list[str], c: Ctx) -> str:
+        """`a and b` (`a or b`) where b needs statements of its own (b_lines, printed one level
+        in): a temporary set to a, and to b where a does not decide."""
         t = c.sink.tmp()
-        c.sink.emit(f"{t} = {guard}")
-        c.sink.emit(f"if {t}:")
+        c.sink.emit(f"{t} = {a}")
+        c.sink.emit(f"if {'' if op == 'and' else 'not '}{t}:")
         c.sink.lines.extend(b_lines)
         c.sink.emit(f"    {t} = {b}")
         return t

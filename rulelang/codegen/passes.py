@@ -16,7 +16,7 @@ from rulelang import types as T
 from rulelang.codegen.analysis import _all_nodes
 from rulelang.codegen.support import SMALL_ENUM
 from rulelang.codegen.tree import _conjuncts, _stmt_count, _structured
-from rulelang.consts import key_match
+from rulelang.consts import _returns_in, key_match
 from rulelang.errors import RulesRuntimeError
 from rulelang.lower import (
     Bind,
@@ -1640,7 +1640,7 @@ def plan_def_guards(an, plan: Plan) -> None:
             continue
         g = None
         if isinstance(d.body, ast.Block):
-            conds = [_free_conjunct(an, r.value) for r in _all_returns(d.body.stmts)
+            conds = [_free_conjunct(an, r.value) for r in _returns_in(d.body.stmts)
                      if not isinstance(r.value, ast.BoolLit) or r.value.value]
             if len(conds) == 1 and conds[0] is not None:
                 g = DefGuard(cond=conds[0])
@@ -1651,22 +1651,6 @@ def plan_def_guards(an, plan: Plan) -> None:
                 g = DefGuard(cond=cond) if cond is not None else None
         if g is not None:
             plan.def_guards[d.name] = g
-
-
-def _all_returns(stmts) -> list:
-    """Every return statement of a def's block body, nested ones included."""
-    out = []
-    for st in stmts:
-        if isinstance(st, ast.Return):
-            out.append(st)
-        elif isinstance(st, ast.If):
-            for _c, b in st.branches:
-                out += _all_returns(b.stmts)
-            if st.orelse is not None:
-                out += _all_returns(st.orelse.stmts)
-        elif isinstance(st, ast.For):
-            out += _all_returns(st.body.stmts)
-    return out
 
 
 def _free_conjunct(an, e):
@@ -1693,19 +1677,10 @@ def _agg_guard(an, e) -> DefGuard | None:
         return None
     if an.free(e.elem) - {an.p.slots[e]} or not an.safe(e.elem):
         return None
-    reads: set[str] = set()
-    for node in _all_nodes(e.elem):
-        ref = an.p.refs.get(node) if hasattr(node, "span") else None
-        if ref is None:
-            continue
-        if ref[0] == "state":
-            reads.add(ref[1])
-        elif ref[0] == "def" and isinstance(node, ast.Call):
-            inner = an.def_reads(an.p.defs[ref[1]])
-            if inner is None:
-                return None
-            reads |= inner
-    return DefGuard(agg=e, least=least, enum=t.elem.name, reads=frozenset(reads))
+    reads = an.reads(e.elem)
+    if reads is None:
+        return None
+    return DefGuard(agg=e, least=least, enum=t.elem.name, reads=reads)
 
 
 PASSES = (plan_int_ranges, plan_dense_tables, plan_phase_sets, plan_cached_defs, plan_keyed_defs,
