@@ -98,7 +98,7 @@ def main() -> None:
         print("busiest lines:")
         for line, k in lines.most_common(args.lines):
             code = source[line - 1].strip()[:80] if line and line <= len(source) else ""
-            print(f"  {k / n:10,.0f}  {line:5}  {code}")
+            print(f"  {k / n:10,.0f}  {line or '-':>5}  {code}")
 
 
 if __name__ == "__main__":
