@@ -1359,13 +1359,8 @@ def plan_member_removes(an, plan: Plan) -> None:
                 for prm in opt.params:
                     drawn.update(drawn_from(an.p.slots[prm], prm.domain))
                 follow(target, drawn)
-    # A phase run from two places is copied at each, and the plan names the statement: every
-    # copy must be known (a second `run` of the same removal finds the member gone).
-    copies: dict[int, list[int]] = {}
-    for pc, ins in enumerate(code):
-        if isinstance(ins, Exec):
-            copies.setdefault(id(ins.stmt), []).append(pc)
-    plan.member_removes.update(sid for sid, pcs in copies.items() if set(pcs) <= known)
+    # (a second `run` of the same removal finds the member gone)
+    plan.member_removes.update(_every_copy(code, known))
 
 
 def plan_bounded_updates(an, plan: Plan) -> None:
@@ -1501,14 +1496,20 @@ def plan_bounded_updates(an, plan: Plan) -> None:
             flow = [f for f in facts_of(before.get(pc, [])) if flow_local(f[0])]
             for opt, target in zip(ins.node.options, ins.targets):
                 follow(target, flow + facts_of([opt.when] if opt.when is not None else []))
-    # A phase run from two places is copied at each, and the plan names the statement: every
-    # copy must be known (a `run` after an option with no bounding test reaches the same
-    # update unbounded; tests/fixtures/boundedtwice.rules), as in plan_member_removes.
+    # (a `run` after an option with no bounding test reaches the same update unbounded;
+    # tests/fixtures/boundedtwice.rules)
+    plan.bounded_updates.update(_every_copy(code, known))
+
+
+def _every_copy(code, known: set[int]) -> set[int]:
+    """The statements (ids) every lowered copy of which is at a pc in `known`. A phase run from
+    two places is copied at each, and a plan names the statement, so a decision taken for one
+    copy holds only if it holds for all of them."""
     copies: dict[int, list[int]] = {}
     for pc, ins in enumerate(code):
         if isinstance(ins, Exec):
             copies.setdefault(id(ins.stmt), []).append(pc)
-    plan.bounded_updates.update(sid for sid, pcs in copies.items() if set(pcs) <= known)
+    return {sid for sid, pcs in copies.items() if set(pcs) <= known}
 
 
 def _ways_into(code) -> dict[int, int]:
