@@ -23,7 +23,6 @@ work subtracts a floor timed in another process, so it is an estimate.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import random
 import sys
@@ -31,6 +30,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_commits import DRIVE, HERE, compile_module, export_tree, in_process  # noqa: E402
+from peer_inprocess import load  # noqa: E402
 
 TRIVIAL = """\
 game Floor
@@ -63,9 +63,7 @@ score p => n
 def steps_a_game(path: str, players: int, games: int) -> float:
     """History entries (actions and chance outcomes) a game of the module at `path` makes on the
     benchmark's seeds, 1..games."""
-    spec = importlib.util.spec_from_file_location("counted", path)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
+    m = load(path, "counted")
     ns: dict = {}
     exec(DRIVE, ns)
     total = 0
