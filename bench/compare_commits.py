@@ -1,7 +1,8 @@
 """Compiled-engine throughput of this tree against another commit, measured in one run.
 
 Usage: python bench/compare_commits.py REV [FILES...] [--games N] [--rounds R]
-       [--callgrind | --inprocess] [--backend interpreter] [--all | --variants] [--kernel]
+       [--callgrind | --inprocess [--own-driver]] [--backend interpreter] [--all | --variants]
+       [--kernel]
 
 REV (a commit, tag or branch) is exported into a temporary folder with `git archive`. For each
 rules file (each tree plays its own copy of it, since the language may have grown), both trees
@@ -22,6 +23,12 @@ only the standard library) in one process, alternating R rounds of the same seed
 the median of the rounds' ratios: on a busy machine the steadiest wall-clock ratio (fresh
 processes can differ by tens of percent from one to the next; a change that saves instructions
 may still cost time, as allocations do, which only a timing shows).
+--own-driver (with --inprocess): each tree's games are played by that tree's own driver,
+`play_random_game` of its rulelang/sim.py (through the engine protocol, not the kernel), instead
+of DRIVE above for both. That is the protocol path as bench/playouts.py times it, and as the
+issue's 470 games/s were measured: it counts what the simulator's driver saves per step
+(6436d68's called `rng.randrange` and looked each method up at every step), which DRIVE, the
+same for both trees, leaves out so as to compare the engines alone.
 """
 
 from __future__ import annotations
@@ -97,11 +104,12 @@ print(json.dumps({"games_per_s": games / el, "decisions_per_s": decisions / el})
 
 # Both trees' generated modules in one process, rounds alternating: the seconds of each round.
 INPROC = r"""
-import importlib.util, json, random, sys, time
+import importlib.util, inspect, json, os, random, sys, time
 
 def load(path, name):
     spec = importlib.util.spec_from_file_location(name, path)
     m = importlib.util.module_from_spec(spec)
+    sys.modules[name] = m  # (dataclasses look their module up)
     spec.loader.exec_module(m)
     return m
 """ + DRIVE + r"""
@@ -111,9 +119,20 @@ def driver(m, players, seed):
 def kernel(m, players, seed):
     m.playout(m.new_game(players), random.Random(seed), "random_end")
 
+def own_driver(tree, m, i):
+    # The tree's own rulelang/sim.py (it imports only the standard library when loaded) plays
+    # the module's games through the engine protocol, as bench/playouts.py's protocol row does
+    sim = load(os.path.join(tree, "rulelang", "sim.py"), "sim%d" % i)
+    game = m.Game()
+    play = sim.play_random_game
+    kw = {"kernel": False} if "kernel" in inspect.signature(play).parameters else {}
+    return lambda _m, players, seed: play(game, players, seed, **kw)
+
 mods = [load(p, "tree%d" % i) for i, p in enumerate(sys.argv[1:3])]
-modes = [kernel if x == "kernel" else driver for x in sys.argv[3:5]]
 players, games, rounds = map(int, sys.argv[5:8])
+trees = sys.argv[8:10]
+modes = [kernel if x == "kernel" else own_driver(trees[i], mods[i], i) if x == "sim"
+         else driver for i, x in enumerate(sys.argv[3:5])]
 times = [[], []]
 for i in (0, 1):
     modes[i](mods[i], players, 0)
@@ -138,10 +157,14 @@ def compile_module(tree: str, path: str, variant: str | None, out: str) -> None:
 
 
 def in_process(old_mod: str, new_mod: str, modes: tuple[str, str], players: int, games: int,
-               rounds: int) -> tuple[float, float, float]:
-    """(games/s of REV, games/s of this tree, the median of the rounds' ratios this/REV)."""
+               rounds: int, trees: tuple[str, str] = ("", "")) -> tuple[float, float, float]:
+    """(games/s of REV, games/s of this tree, the median of the rounds' ratios this/REV).
+    A mode is "protocol" (DRIVE), "kernel" (the module's playout kernel) or "sim" (the tree's
+    own rulelang/sim.py play_random_game through the protocol: `trees` gives REV's and this
+    tree's folders)."""
     out = subprocess.run([sys.executable, "-c", INPROC, old_mod, new_mod, *modes, str(players),
-                          str(games), str(rounds)], capture_output=True, text=True, check=True)
+                          str(games), str(rounds), *trees], capture_output=True, text=True,
+                         check=True)
     old_t, new_t = json.loads(out.stdout)
     median = statistics.median(o / n for o, n in zip(old_t, new_t))
     return games / min(old_t), games / min(new_t), median
@@ -202,11 +225,16 @@ def main() -> None:
                     help="this tree plays inside its playout kernel (compiled)")
     ap.add_argument("--inprocess", action="store_true",
                     help="time both trees' modules in one process, rounds alternating")
+    ap.add_argument("--own-driver", action="store_true",
+                    help="with --inprocess: each tree's protocol path is its own sim driver")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     if args.inprocess and (args.callgrind or args.backend != "compiled"):
         ap.error("--inprocess times compiled modules (not with --callgrind or the interpreter)")
-    mode = {"old": "protocol", "new": "kernel" if args.kernel else "protocol"}
+    if args.own_driver and not args.inprocess:
+        ap.error("--own-driver goes with --inprocess")
+    protocol = "sim" if args.own_driver else "protocol"
+    mode = {"old": protocol, "new": "kernel" if args.kernel else protocol}
     files = args.files or sorted(glob.glob(os.path.join(HERE, "rules", "*.rules")))
     with tempfile.TemporaryDirectory() as tmp:
         old = export_tree(args.rev, tmp)
@@ -238,7 +266,7 @@ def main() -> None:
                         compile_module(tree, own, variant, mods[name])
                     old_gs, new_gs, ratio = in_process(
                         mods["old"], mods["new"], (mode["old"], mode["new"]), players,
-                        args.games, max(args.rounds, 2))
+                        args.games, max(args.rounds, 2), (old, HERE))
                     print(f"{label:<36} {old_gs:>14.1f} {new_gs:>14.1f} {ratio:>7.3f}",
                           flush=True)
                     continue

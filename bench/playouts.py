@@ -34,10 +34,12 @@ playing G games alone, then two copies of it at once (no pool, no messages betwe
 the games/s of the pair over the games/s of one. `--jobs 2` cannot beat that ratio.
 
 `--baseline REV` also measures each row on commit REV (exported with `git archive`) and prints
-this tree's ratio to it for the protocol path, the kernel (against REV's protocol path) and the
-interpreter, measured in one run. The compiled rows time both trees' generated modules in one
-process, rounds alternating (at least 6), and take the median of the rounds' ratios
-(bench/compare_commits.py --inprocess: within about 1.5% between runs on a busy machine); the
+this tree's ratio to it for the protocol path (each tree's own simulator driver over its own
+engine, as the protocol row plays), the engine alone (both engines under compare_commits' one
+driver), the kernel (against REV's protocol path) and the interpreter, measured in one run. The
+compiled rows time both trees' generated modules in one process, rounds alternating (at least
+6), and take the median of the rounds' ratios (bench/compare_commits.py --inprocess
+[--own-driver]: within about 1.5% between runs on a busy machine); the
 interpreter row runs compare_commits' probe in fresh processes that alternate, R rounds each
 (--rounds). For instruction counts that do not depend on the machine's load use
 bench/compare_commits.py --callgrind.
@@ -213,9 +215,14 @@ def against_baseline(base: str, tmp: str, path: str, variant: str | None, player
         mods[name] = os.path.join(tmp, f"{name}_engine.py")
         compare_commits.compile_module(tree, p, variant, mods[name])
     out = {}
-    for label in ("protocol", "kernel"):
-        out[label] = compare_commits.in_process(mods["old"], mods["new"], ("protocol", label),
-                                                players, args.games, max(args.rounds, 6))[2]
+    # protocol: each tree's own simulator driver (rulelang/sim.py) over its own engine, as the
+    # protocol row times it; engine: both engines under one driver (compare_commits' DRIVE), the
+    # engines' share alone; kernel: this tree's kernel against REV's own driver
+    for label, modes in (("protocol", ("sim", "sim")), ("engine", ("protocol", "protocol")),
+                         ("kernel", ("sim", "kernel"))):
+        out[label] = compare_commits.in_process(mods["old"], mods["new"], modes, players,
+                                                args.games, max(args.rounds, 6),
+                                                (base, ROOT))[2]
     if args.interp_games > 0:
         best = {"old": 0.0, "new": 0.0}
         for _ in range(max(args.rounds, 1)):

@@ -612,3 +612,25 @@ def test_a_callers_local_of_the_same_name_is_in_the_json(backend):
     for s in states:
         s.apply("go()")
     assert [s.scores() for s in states] == [[7, 7], [6, 6]]
+
+
+def test_every_new_game_is_the_same_start(load_rules):
+    """The compiled engine builds a game's start once per player count and hands out clones
+    of it: a game played on (every list of the state written: hands, shares, board), a clone
+    and set_vars leave the next new_game the start it was."""
+    import random
+
+    game = load_rules("acquire")
+    first = game.new_game(4)
+    start = first.digest()
+    rng = random.Random(5)
+    while not first.is_terminal():
+        first.apply_index(rng.randrange(first.num_choices()))
+    first.clone()
+    second = game.new_game(4)
+    assert second.digest() == start and second.history == []
+    second.set_vars({"cash": [0, 0, 0, 0]})
+    assert game.new_game(4).digest() == start
+    assert game.new_game(3).digest() != start
+    with pytest.raises(ValueError, match="2-6 players, not 4.0"):
+        game.new_game(4.0)

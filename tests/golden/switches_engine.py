@@ -693,9 +693,20 @@ class Game:
         return playout(state, rng, policy, max_steps)
 
     def new_game(self, num_players):
+        """A clone of the game's start for num_players, built once (the start is the same every
+        time: the flow runs to its first pause, a decision or a chance node, before any draw).
+        Its origin, which a fault restores from, is that start itself: only ever cloned."""
         if type(num_players) is not int or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
             raise ValueError(f"{GAME_NAME} takes {MIN_PLAYERS}-{MAX_PLAYERS} players, "
                              f"not {num_players}")
+        start = _STARTS.get(num_players)
+        if start is None:
+            start = _STARTS[num_players] = self._start(num_players)
+        s = start.clone()
+        s._origin = start
+        return s
+
+    def _start(self, num_players):
         s = State.__new__(State)
         s.n = num_players
         s.pc = 0
@@ -713,11 +724,11 @@ class Game:
         s._origin_len = 0
         _init(s)
         _run(s, 0)
-        s._mark_origin()
         return s
 
 
 _LOCAL_ATTRS = ('l_r', 'l_p', 'l_k', 'l_turn__p', 'it_r', 'ix_r', 'it_p', 'ix_p')
+_STARTS = {}  # number of players -> the start of a game (Game.new_game)
 GAME = Game()
 
 
