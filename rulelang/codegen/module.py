@@ -16,6 +16,7 @@ from rulelang.codegen.emitter import Emitter
 from rulelang.codegen.helpers import helpers_for, link
 from rulelang.codegen.layout import wrap_items, wrap_module
 from rulelang.codegen.support import SMALL_ENUM, Code, Ctx, ident, slot_attr
+from rulelang.codegen.temps import share_temporaries
 from rulelang.consts import Constants
 from rulelang.lower import ChanceAt, ChooseAt, JumpIfNot, binding_nodes, lower
 from rulelang.program import Program
@@ -310,7 +311,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
                      key=lambda line: (line.startswith("from "), line.split()[1]))
     text = text.replace(_IMPORTS_MARK, "\n".join(imports), 1)
     text = text.replace(_HELPERS_MARK, helpers.rstrip("\n"), 1)
-    text = wrap_module(text)
+    text = wrap_module(share_temporaries(text))
     return text + _line_map(text)
 
 

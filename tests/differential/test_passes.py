@@ -600,7 +600,7 @@ def test_domain_filters_are_used():
     assert "for v_g in SMALL_BITS[_v_open & ~_v_mine[_l_p] & ~_v_banned]:" in lines
     assert "_v_open) == 0)" not in legal
     assert "for v_g_2 in SMALL_BITS[_v_open]:" in lines
-    assert "if (((1 << v_g_2) & _t6) != 0):" in lines
+    assert "if (((1 << v_g_2) & _t2) != 0):" in lines
     assert "for v_g_3 in SMALL_BITS[_v_mine[_l_p] & ~(_v_mine[((_l_p) + 1) % s.n])]:" in lines
     assert "for v_h in SMALL_BITS[_v_open & ~_v_links[v_g_3]]:" in lines
     assert "for v_g_4 in SMALL_BITS[_v_mine[_l_p]]:" in lines
@@ -646,7 +646,7 @@ def test_pushdown_is_used():
     src = compile_program(rulelang.check_file(PUSHDOWN))
     legal = src[src.index("def legal_take(s):"):src.index("def text_take(")]
     lines = [line.strip() for line in legal.splitlines()]
-    card = lines.index("for v_c in SMALL_BITS[_t1]:")
+    card = lines.index("for v_c in SMALL_BITS[_t2]:")
     assert lines[card + 1:card + 4] == ["if (FIELD_Card_v[v_c] == 4):", "continue",
                                         "for v_k in range(0, 3, 1):"]
     assert legal.count("_v_closed") == 2  # the domain's filter only
@@ -712,7 +712,7 @@ def test_path_rows_are_used():
     assert "raise RulesRuntimeError('no road to the city', AT_26_5)" in lines[loop:]
     assert "def_link(" not in legal and "path_cost(" not in legal
     # after `if cost == none { fail ... }`, cost is not none: no check where it is returned
-    assert "not_none(v_link__cost" not in src and "_t1 = v_link__cost" in lines[loop:]
+    assert "not_none(v_link__cost" not in src and "_t4 = v_link__cost" in lines[loop:]
 
 
 def test_path_rows_on_power_grid():
@@ -747,8 +747,8 @@ def test_empty_tests_and_item_updates_are_used():
     # (take's `remove g from bag` needs no temporary: g is one of bag's members)
     at = lines.index("s.v_pts[_l_p] = _t1 = s.v_pts[_l_p] + 1  # rules:29")
     assert lines[at + 1] == "if not _t1 <= LIMIT_INT:"
-    at = lines.index("s.v_pts[_l_p] = _t2 = s.v_pts[_l_p] - 2  # rules:42")
-    assert lines[at + 1] == "if not LIMIT_INT_MIN <= _t2:"
+    at = lines.index("s.v_pts[_l_p] = _t1 = s.v_pts[_l_p] - 2  # rules:42")
+    assert lines[at + 1] == "if not LIMIT_INT_MIN <= _t1:"
     at = lines.index("s.v_pts[_l_p] = _t1 = s.v_pts[_l_p] + _v_grow[_l_p]  # rules:41")
     assert lines[at + 1] == "if not LIMIT_INT_MIN <= _t1 <= LIMIT_INT:"
     assert ".bit_count() > 0" not in src and ".bit_count() == 0" not in src
@@ -858,7 +858,7 @@ def test_protocol_path_is_used():
     src = compile_program(rulelang.check_file(PROTO_PATH))
     quit_ = src.split("def legal_quit(s, known=None):")[1].split("\ndef ")[0]
     assert "    if known is not None:\n        out.extend(known)\n    else:\n        _t" in quit_
-    assert "    endk = _t1 if len(out) > _t1 else -1\n" in quit_
+    assert "    endk = _t2 if len(out) > _t2 else -1\n" in quit_
     assert "    if endk < 0 and len(out) > " in quit_
     assert quit_.count("s._endk") == 1
     give = src.split("def legal_give(s, known=None):")[1].split("\ndef ")[0]
@@ -1218,9 +1218,9 @@ def test_ranks_and_folded_constants_are_used():
     legal = wild[wild.index("def legal_take(s):"):wild.index("def text_take(")]
     assert "bit_count" not in legal  # `mode == Wild` makes every member a candidate
     # the filtered walks (plan_field_walks); led()'s lead may be none: tested on every card
-    for line in ("for v_suited__c in MEMBERS_Card_suit[_t2]:",
+    for line in ("for v_suited__c in MEMBERS_Card_suit[_t1]:",
                  "for v_faces__c in MEMBERS_Card_face[True]:",
-                 "for v_pips_held__c in MEMBERS_Card_pips.get(_t7, ()):",
+                 "for v_pips_held__c in MEMBERS_Card_pips.get(_t2, ()):",
                  "for v_suit_worth__c in MEMBERS_Card_suit[_l_s]:", "for v_led__c in ALL_Card:"):
         assert line in src, line
     assert "MEMBERS_Card_suit = ((0, 2, 5), (1, 4), (3,))" in src
@@ -1254,7 +1254,7 @@ def test_listing_memo_is_used():
     for name in ("stack", "paint", "flag", "bump"):
         assert f"LISTED_stack_{name}.get(" in legal, name
     assert "LISTED_stack_take" not in src
-    assert "_t4 = (_t2, _t3, s.n, )" in legal  # spent(p), the bound with tick, the players
+    assert "_t3 = (_t2, _t1, s.n, )" in legal  # spent(p), the bound with tick, the players
     auto = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "automobile.rules")))
     assert "LISTED_build_place_dealers.get(" in auto
 

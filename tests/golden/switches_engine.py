@@ -282,10 +282,10 @@ def step_go_then_go(s):  # rules:51
         s._n = len(acts)
         return -1
     s.l_k = 0  # rules:68
-    _t2 = 0  # rules:69
+    _t1 = 0  # rules:69
     while (s.l_k < 2):
-        _t2 += 1
-        if _t2 > LIMIT_LOOP_STEPS:
+        _t1 += 1
+        if _t1 > LIMIT_LOOP_STEPS:
             fault_loop_limit(LIMIT_LOOP_STEPS, AT_69_5)
         s.l_k = (s.l_k + 1)  # rules:70
         if not LIMIT_INT_MIN <= s.l_k <= LIMIT_INT:
