@@ -5,8 +5,8 @@ function has the blocks that follow a pause copied in, so one function can hold 
 them (Acquire's buy loop test: 113 locals, most of them in blocks a call rarely reaches). CPython
 clears every local slot of a frame when the call returns, whatever the call ran, so each call
 pays for all of them. Here the temporaries of a function whose lives do not overlap are given
-one name: Acquire's buy loop test keeps 52 locals, and a game through the protocol takes 1.4%
-fewer instructions and about 2.7% less time (measured in both orders, in one process).
+one name: Acquire's buy loop test keeps 52 locals, and a game through the protocol takes 1.5%
+fewer instructions and about 1% less time (docs/performance.md).
 
 A temporary's life is the span of lines from its first to its last occurrence, widened to the
 whole of any loop it touches (a value may be read in the next round of the loop). Outside loops
