@@ -211,6 +211,10 @@ def test_temporaries_whose_lives_do_not_meet_share_a_name():
     exec(out, ns)
     obj = type("S", (), {"a": 1, "c": 2, "xs": [1, 2, 3]})()
     assert ns["f"](obj) == 12 and obj.b == 2 and obj.d == 2
+    # names after non-ASCII text on their line (the parser's offsets count UTF-8 bytes)
+    line = "    _t9 = 'ção'; s.c = 'é' + _t9 + 'ü' + _t9\n"
+    assert share_temporaries("def g(s):\n    _t4 = s.a\n    s.b = _t4\n" + line) == (
+        "def g(s):\n    _t1 = s.a\n    s.b = _t1\n    _t1 = 'ção'; s.c = 'é' + _t1 + 'ü' + _t1\n")
 
 
 def test_a_value_carried_to_the_next_round_of_a_loop_keeps_its_name():
