@@ -355,47 +355,17 @@ def _drive_random(game: Any, state: Any, rng: random.Random,
         num_choices = state.num_choices
         end_index = state.end_action_index if end_actions else None
         apply_index = state.apply_index
-        if not record and bits_of is not None and end_index is not None:
-            # simulate's and the benchmark's case (no record, a plain Random, a rules file with
-            # an end declaration): the loop below without the tests that cannot change during
-            # a game, decisions tested first (most steps); the same calls, in the same order
-            while True:
-                player = state.current_player
-                if player >= 0:
-                    decisions += 1
-                    k = end_index()
-                    if k >= 0:
-                        apply_index(k)
-                        continue
-                elif player == CHANCE:
-                    chance_events += 1
-                    weights = chance_weights()
-                    if weights is not None:
-                        apply_index(weighted_index(rng, weights))
-                        continue
-                else:
-                    break
-                n = num_choices()
-                if n:
-                    b = n.bit_length()
-                    k = bits_of(b)
-                    while k >= n:
-                        k = bits_of(b)
-                else:
-                    k = randrange(n)  # (raises, as randrange(0) does)
-                apply_index(k)
-            return decisions, chance_events
-        while True:
+        while True:  # decisions tested first: most steps are decisions
             player = state.current_player
-            if player == TERMINAL:
-                break
-            if player == CHANCE:
+            if player >= 0:
+                k = end_index() if end_index is not None else -1
+                decisions += 1
+            elif player == CHANCE:
                 weights = chance_weights()
                 k = weighted_index(rng, weights) if weights is not None else -1
                 chance_events += 1
             else:
-                k = end_index() if end_index is not None else -1
-                decisions += 1
+                break
             if k < 0:  # uniform over the choices or outcomes
                 n = num_choices()
                 if bits_of is not None and n:
