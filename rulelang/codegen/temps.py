@@ -21,6 +21,7 @@ module's line map (`# rules:N`) still holds.
 from __future__ import annotations
 
 import ast
+import heapq
 import re
 
 _TEMP = re.compile(r"_t\d+\Z")
@@ -74,9 +75,9 @@ def _rename(fn: ast.FunctionDef, edits: dict[int, list[tuple[int, int, str]]]) -
     if not names:
         return
     span: dict[str, tuple[int, int]] = {}
-    for n in names:
-        lo, hi = span.get(n.id, (n.lineno, n.end_lineno or n.lineno))
-        span[n.id] = (min(lo, n.lineno), max(hi, n.end_lineno or n.lineno))
+    for n in names:  # (a name is on one line)
+        lo, hi = span.get(n.id, (n.lineno, n.lineno))
+        span[n.id] = (min(lo, n.lineno), max(hi, n.lineno))
     changed = True
     while changed:  # widen to the loops touched, until no span grows (loops nest)
         changed = False
@@ -86,23 +87,17 @@ def _rename(fn: ast.FunctionDef, edits: dict[int, list[tuple[int, int, str]]]) -
                     lo, hi = min(lo, a), max(hi, b)
                     changed = True
             span[name] = (lo, hi)
-    # Interval colouring in order of first line: a name is free again after its span ends.
+    # Interval colouring in order of first line: a name is free again after its span ends, and
+    # the smallest free one is taken.
     colour: dict[str, int] = {}
-    live: list[tuple[int, int]] = []  # (last line, colour)
-    free: list[int] = []
-    count = 0
+    live: list[tuple[int, int]] = []  # heap of (last line, colour)
+    free: list[int] = []  # heap of colours
     for name, (lo, hi) in sorted(span.items(), key=lambda kv: (kv[1], int(kv[0][2:]))):
-        for item in [x for x in live if x[0] < lo]:
-            live.remove(item)
-            free.append(item[1])
-        if free:
-            free.sort()
-            c = free.pop(0)
-        else:
-            count += 1
-            c = count
+        while live and live[0][0] < lo:
+            heapq.heappush(free, heapq.heappop(live)[1])
+        c = heapq.heappop(free) if free else len(live) + 1
         colour[name] = c
-        live.append((hi, c))
+        heapq.heappush(live, (hi, c))
     for n in names:
         new = f"_t{colour[n.id]}"
         if new != n.id:
