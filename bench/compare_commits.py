@@ -19,8 +19,10 @@ games on both trees, so the ratio is that of games/s).
 --kernel plays this tree's games inside its compiled playout kernel (`Game.playout`, the same
 games as the driver's) while REV keeps the protocol driver: the ratio is then kernel/REV.
 --inprocess times the two trees' generated modules (each compiled by its own tree; they need
-only the standard library) in one process, alternating R rounds of the same seeds, and prints
-the median of the rounds' ratios: on a busy machine the steadiest wall-clock ratio (fresh
+only the standard library) in one process, alternating R rounds (each round new seeds, the same
+for both trees: games replayed let caches keyed by values answer from the round before, which
+favoured the engine that used them more, up to 15%), and prints the median of the rounds'
+ratios: on a busy machine the steadiest wall-clock ratio (fresh
 processes can differ by tens of percent from one to the next; a change that saves instructions
 may still cost time, as allocations do, which only a timing shows).
 --own-driver (with --inprocess): each tree's games are played by that tree's own driver,
@@ -137,9 +139,13 @@ times = [[], []]
 for i in (0, 1):
     modes[i](mods[i], players, 0)
 for r in range(rounds):
+    # each round new games (seeds never played before in this process), the same for both
+    # trees: replaying a round's games lets caches keyed by values (bits' members of a mask)
+    # answer from the round before, which a run of distinct games does not get
+    seeds = range(1 + r * games, 1 + (r + 1) * games)
     for i in ((0, 1) if r % 2 == 0 else (1, 0)):
         t0 = time.perf_counter()
-        for seed in range(1, games + 1):
+        for seed in seeds:
             modes[i](mods[i], players, seed)
         times[i].append(time.perf_counter() - t0)
 print(json.dumps(times))
