@@ -384,7 +384,12 @@ def connected_mask(start, within, nbm):
     """Cells reachable from start through cells of the mask `within` (start included), given
     each cell's neighbour mask."""
     seen = 1 << start
-    frontier = seen
+    frontier = nbm[start] & within & ~seen
+    if not frontier:
+        # (most calls in Acquire: a tile placed with no loose tile next to it, 46 of 75 a
+        # game, returned without the walk's big-int operations)
+        return seen
+    seen |= frontier
     while frontier:
         low = frontier & -frontier
         frontier ^= low

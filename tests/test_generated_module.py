@@ -246,3 +246,24 @@ def test_generated_functions_keep_few_locals():
     ns: dict = {}
     exec(compile(_compile("rules/acquire.rules"), "acquire_engine", "exec"), ns)
     assert ns["step_turn_while_2"].__code__.co_nlocals == 52
+
+
+def test_long_lines_break_inside_a_subscript_only_where_nothing_else_fits():
+    """layout.wrap_line: a break just inside a subscript (`a[` then the index on the next line)
+    is taken only where no comma, operator or other bracket fits; the tokens never change."""
+    from rulelang.codegen.layout import wrap_line
+
+    chain = ("        _t6 = (_v_size[0] >= 41 or _v_size[1] >= 41 or _v_size[2] >= 41 or "
+             "_v_size[3] >= 41 or _v_size[4] >= 41 or _v_size[5] >= 41)")
+    assert wrap_line(chain) == [
+        "        _t6 = (_v_size[0] >= 41 or _v_size[1] >= 41 or _v_size[2] >= 41 or "
+        "_v_size[3] >= 41 or",
+        "                _v_size[4] >= 41 or _v_size[5] >= 41)"]
+    only = ("        s.v_shares[s.l_place_tile__p][_l_place_tile__c] = _t1 = "
+            "s.v_shares[s.l_place_tile__p][_l_place_tile__c] + 1  # rules:218")
+    pieces = wrap_line(only)
+    assert pieces[0].endswith("= s.v_shares[  # rules:218") and len(pieces) == 2
+    for line, out in ((chain, wrap_line(chain)), (only, pieces)):
+        assert all(len(x) <= 100 for x in out)
+        code = "".join(x.split("  # rules:")[0] for x in out)
+        assert "".join(line.split("  # rules:")[0].split()) == "".join(code.split())

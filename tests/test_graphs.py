@@ -240,3 +240,26 @@ def test_growing_start_sets_extend_kept_distances():
     finally:
         runtime.path_extend = real
     assert checked > 2000 and len(extended) > 300
+
+
+def test_connected_mask_is_connected_on_masks():
+    """The compiled engines' connected_mask (bit masks, an isolated start returned at once)
+    gives the cells of the interpreter's connected, on random regions of a 12 x 9 grid, the
+    start in the region or not, with or without neighbours in it."""
+    import random
+
+    from rulelang.runtime import connected, connected_mask, grid_neighbors
+
+    nbs = grid_neighbors(12, 9)
+    masks = tuple(sum(1 << n for n in ns) for ns in nbs)
+    rng = random.Random(5)
+    isolated = 0
+    for _ in range(600):
+        density = rng.choice((0.05, 0.3, 0.6, 0.9))
+        within = {t for t in range(108) if rng.random() < density}
+        start = rng.randrange(108)
+        got = connected_mask(start, sum(1 << t for t in within), masks)
+        want = connected(start, within, nbs)
+        assert got == sum(1 << t for t in want), (start, sorted(within))
+        isolated += got == 1 << start
+    assert 50 < isolated < 550  # both paths taken

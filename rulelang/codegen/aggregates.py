@@ -6,8 +6,12 @@ from rulelang import ast
 from rulelang import types as T
 from rulelang.codegen.support import (
     AGG_LOOP_DEPTH,
+    NOT_CONST,
+    SMALL_ENUM,
     Ctx,
+    const_of,
     ident,
+    is_simple,
 )
 
 
@@ -65,6 +69,12 @@ class AggregatePrinter:
             body.emit("    continue")
         return ic
 
+    def _bound_once(self, code: str, c: Ctx) -> str:
+        """A temporary holding code's value (c in statement context)."""
+        t = c.sink.tmp()
+        c.sink.emit(f"{t} = {code}")
+        return t
+
     def _pattern(self, e, c: Ctx) -> str | None:
         """Code of an aggregate the passes matched to a whole-mask or extreme form (passes.py,
         plan_mask_patterns), or None."""
@@ -72,8 +82,15 @@ class AggregatePrinter:
         if match is None:
             return None
         if match[0] == "extreme":
-            _kind, arr, bound, op, fn = match
+            _kind, arr, bound, op, fn, func, members = match
             a, k = self.seq(c, [self._part_nn(arr), self._part_nn(bound)])
+            if members <= SMALL_ENUM and c.sink is not None:
+                # the cells' tests in one chain (each operand is a bool), the array and the
+                # bound read once
+                a, k = (x if is_simple(x) or const_of(x) is not NOT_CONST
+                        else self._bound_once(x, c) for x in (a, k))
+                join = " or " if func == "any" else " and "
+                return "(" + join.join(f"{a}[{i}] {op} {k}" for i in range(members)) + ")"
             return f"({fn}({a}) {op} {k})"
         if match[0] == "below":  # the members y of S with `y op x`, and those without
             _kind, sset, x, op = match

@@ -54,7 +54,9 @@ def wrap_line(line: str, width: int = WIDTH, _parenthesised: bool = False) -> li
     comment = ""
     code_end = len(line)
     breaks: list[int] = []  # columns after which a break may go
+    weak: set[int] = set()  # of those, the ones just inside a subscript: taken last
     depth = 0
+    prev = None  # the token before, to tell a subscript's `[` from a list's
     in_fstring = 0  # Python 3.12 tokenises f-strings: never break inside one
     fstring_start = getattr(tokenize, "FSTRING_START", None)
     fstring_end = getattr(tokenize, "FSTRING_END", None)
@@ -69,10 +71,15 @@ def wrap_line(line: str, width: int = WIDTH, _parenthesised: bool = False) -> li
             comment = line[tok.start[1]:]
             code_end = tok.start[1]
             break
+        subscript = tok.string == "[" and prev is not None and (
+            prev.type == tokenize.NAME or prev.string in (")", "]"))
+        prev = tok
         if tok.type == tokenize.OP and tok.string in _OPEN:
             depth += 1
             if tok.start[0] == 1 and tok.end[1] < len(line) and line[tok.end[1]] not in _CLOSE:
                 breaks.append(tok.end[1])  # just inside a bracket
+                if subscript:
+                    weak.add(tok.end[1])
         elif tok.type == tokenize.OP and tok.string in _CLOSE:
             depth -= 1
         elif depth > 0 and tok.string in _BREAK_AFTER and tok.start[0] == 1:
@@ -91,7 +98,9 @@ def wrap_line(line: str, width: int = WIDTH, _parenthesised: bool = False) -> li
     prefix = ""
     room = width - (len(comment) + 2 if comment else 0)
     while len(prefix) + len(code) - start > room:
-        fit = [b for b in breaks if start < b and len(prefix) + b - start <= room]
+        fits = [b for b in breaks if start < b and len(prefix) + b - start <= room]
+        # a break inside a subscript (`a[\n i]`) only where no other fits
+        fit = [b for b in fits if b not in weak] or fits
         if not fit:
             later = [b for b in breaks if b > start]
             if not later:

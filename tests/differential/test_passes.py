@@ -44,6 +44,7 @@ LAZY_HOIST = os.path.join(ROOT, "tests", "fixtures", "lazyhoist.rules")
 BOUNDED_TWICE = os.path.join(ROOT, "tests", "fixtures", "boundedtwice.rules")
 SHARED_TWICE = os.path.join(ROOT, "tests", "fixtures", "sharedtwice.rules")
 REUSED_GAP = os.path.join(ROOT, "tests", "fixtures", "reusedgap.rules")
+EXTREMES = os.path.join(ROOT, "tests", "fixtures", "extremes.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES, new_vars=None,
@@ -682,7 +683,7 @@ def test_a_kept_def_in_a_when_is_asked_not_expanded():
         start = src.index(f"def legal_{decision}(s")
         legal = src[start:src.index("def text_", start)]
         assert "= s.c_can_end" in legal, decision
-        assert "max(_v_size)" in legal and legal.count("max(_v_size) >= 41") == 1, decision
+        assert legal.count("_v_size[0] >= 41 or _v_size[1] >= 41") == 1, decision
 
 
 @pytest.mark.parametrize("players", [2, 3])
@@ -1305,8 +1306,9 @@ def test_dense_tables_in_lockstep():
 
 def test_action_strings_from_tuples_in_lockstep():
     """actiontexts.rules: options of one int parameter over a constant range (negative bounds,
-    steps, a bound from a parameter) take their strings from tuples made once; the legal
-    actions and the history are those of the interpreter at every step."""
+    steps, a bound from a parameter) take their strings from tuples made once, options of
+    several parameters (int and bool, enum and int) from dicts keyed by the argument tuple;
+    the legal actions and the history are those of the interpreter at every step."""
     for players in (2, 3):
         for seed in range(25):
             _steps, where = _play(players, seed, ACTION_TEXTS)
@@ -1319,10 +1321,15 @@ def test_action_strings_from_tuples_in_lockstep():
     assert "TEXTS_pick_far = tuple('far(' + str(v) + ')' for v in range(-7, -4, 1))" in src
     assert "TEXTS_pick_scaled = tuple('scaled(' + str(v) + ')' for v in range(0, 41, 5))" in src
     flat = "".join(src.split())
-    # the listing's strings: tuples and fixed strings inline, the two-parameter option by call
+    # the two-parameter option's strings in a dict keyed by the argument tuple
+    assert ("TEXTS_pick_pair={(v0,v1):'pair('+str(v0)+','+('true'ifv1else'false')+')'forv0in"
+            "range(1,3,1)forv1in(False,True)}") in flat
+    # the listing's strings: tuples, the dict and fixed strings inline, no call
     assert ("return[TEXTS_pick_pick[(a[0]+3)//2]ifo==0elseTEXTS_pick_far[(a[0]+7)]ifo==1else"
-            "TEXTS_pick_scaled[a[0]//5]ifo==2elseTEXTS_pick_paint[a[0]]ifo==3else'pass()'if"
-            "o==5elsetext_pick(o,a)foro,ainacts]") in flat
+            "TEXTS_pick_scaled[a[0]//5]ifo==2elseTEXTS_pick_paint[a[0]]ifo==3else"
+            "TEXTS_pick_pair[a]ifo==4elseTEXTS_pick_mix[a]ifo==5else'pass()'foro,ainacts]") in flat
+    assert ("TEXTS_pick_mix={(v0,v1):'mix('+NAMES_Hue[v0]+','+str(v1)+')'forv0in"
+            "range(len(NAMES_Hue))forv1inrange(-1,2,2)}") in flat
     game = rulelang.load(ACTION_TEXTS, backend="compiled")
     s = game.new_game(2)
     assert s.legal_actions() == [
@@ -1330,3 +1337,48 @@ def test_action_strings_from_tuples_in_lockstep():
         *(f"scaled({z})" for z in range(5, 41, 5)), "paint(Red)", "paint(Green)",
         "paint(Blue)", "pair(1, false)", "pair(1, true)", "pair(2, false)", "pair(2, true)",
         "pass()"]
+
+
+FEW = ("Low", "Mid", "High")
+MANY = tuple(f"M{i}" for i in range(10))
+
+
+def _new_extremes(rng, players):
+    return {"few": {f: rng.randrange(-4, 5) for f in FEW},
+            "many": {m: rng.randrange(-2, 7) for m in MANY}, "cap": rng.randrange(-1, 5)}
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_extremes_in_lockstep(players):
+    assert _ends(players, 60, EXTREMES, _new_extremes) == {None: 60}
+
+
+@pytest.mark.parametrize("goal", [1, 9])
+def test_extremes_in_lockstep_with_goal(goal):
+    for seed in range(20):
+        a = rulelang.load(EXTREMES, params={"goal": goal}, backend="interpreter")
+        b = rulelang.load(EXTREMES, params={"goal": goal}, backend="compiled")
+        sa, sb = a.new_game(2), b.new_game(2)
+        rng = random.Random(seed)
+        while not sa.is_terminal():
+            k = rng.randrange(sa.num_choices())
+            sa.apply_index(k)
+            sb.apply_index(k)
+            assert snapshot(sa) == snapshot(sb)
+
+
+def test_extremes_of_a_small_enum_are_unrolled():
+    """`any/all(A[x] op K for x in E)` over every member of an enum of at most SMALL_ENUM
+    members is one chain of `or` / `and` over the cells, the array and a bound that is not a
+    name or a literal read once before it; over Many (10 members), and in an expression with
+    no statements before it (the score), min() or max()."""
+    src = compile_program(rulelang.check_file(EXTREMES))
+    assert re.search(r"\(_v_few\[0\] < (_t\d+) or _v_few\[1\] < \1 or _v_few\[2\] < \1\)",
+                     src)  # cap + 2, bound once
+    assert re.search(r"(_t\d+) = _v_held\[_l_p\]  # rules:50\n +if \(\1\[0\] >= 1 and "
+                     r"\1\[1\] >= 1 and \1\[2\] >= 1\):", src)  # held[p], read once
+    assert "(_v_few[0] > 0 and _v_few[1] > 0 and _v_few[2] > 0)" in src  # all_up()
+    assert "_v_few[3]" not in src and "min(_v_few)" not in src and "max(_v_few)" not in src
+    assert "(max(_v_many) <= _v_cap)" in src and "(max(_v_many) < 6)" in src
+    assert "_v_many[0]" not in src
+    assert "(1 if (min(s.v_few) >= 0) else 0)" in src
