@@ -1,11 +1,12 @@
 """The compiled playout kernel against the hand-tuned Acquire peer, timed in one process.
 
-Usage: python bench/peer_inprocess.py [--players P] [--games N] [--rounds R]
+Usage: python bench/peer_inprocess.py [--players P] [--games N] [--rounds R] [--peer FILE]
 
 bench/playouts.py --peer runs the peer as a separate command (any engine can be one), and on a
 busy shared machine fresh processes differ by tens of percent. This script loads both into one
 process instead: the generated module of rules/acquire.rules (its `playout` kernel with the
-benchmark's policy, "random_end") and bench/peers/acquire_fast.py's `play`. It alternates R
+benchmark's policy, "random_end") and the peer's `play` (bench/peers/acquire_fast.py, or with
+--peer bench/peers/acquire_tuned.py, the faster of the two hand-tuned engines). It alternates R
 rounds of N games each, in both orders, and prints each one's best games/s. It also prints the
 median of the rounds' ratios kernel/peer, which is the issue's ratio to the hand-tuned engine.
 The two play games of the same length and shape but not the same games (the peer draws its
@@ -39,6 +40,9 @@ def main() -> None:
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--games", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--peer", default=os.path.join("bench", "peers", "acquire_fast.py"),
+                    help="the peer's file (a `play(players, rng)` function): acquire_fast.py, "
+                         "or acquire_tuned.py (about twice as fast)")
     args = ap.parse_args()
     import rulelang
     from rulelang.codegen import compile_program
@@ -49,7 +53,7 @@ def main() -> None:
             f.write(compile_program(rulelang.check_file(os.path.join(HERE, "rules",
                                                                      "acquire.rules"))))
         engine = load(path, "acquire_engine")
-    peer = load(os.path.join(HERE, "bench", "peers", "acquire_fast.py"), "acquire_fast")
+    peer = load(os.path.join(HERE, args.peer), "peer")
     n, p = args.games, args.players
 
     def kernel(seed: int) -> float:
@@ -74,7 +78,7 @@ def main() -> None:
     ratio = statistics.median(pt / kt for kt, pt in zip(times["kernel"], times["peer"]))
     print(f"Acquire, {p} players, {args.rounds} rounds of {n} games, one process")
     print(f"  kernel  {n / min(times['kernel']):8.0f} games/s")
-    print(f"  peer    {n / min(times['peer']):8.0f} games/s")
+    print(f"  peer    {n / min(times['peer']):8.0f} games/s ({args.peer})")
     print(f"  kernel/peer {ratio:.3f} (median of the rounds' ratios)")
 
 
