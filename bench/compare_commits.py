@@ -182,7 +182,12 @@ def instructions(tree: str, path: str, players: int, games: int, cache: str,
     """CPU instructions of `games` playouts (the same run with 0 games subtracted)."""
     counts = []
     for n in (games, 0):
-        env = dict(os.environ, RULELANG_CACHE=cache, PYTHONDONTWRITEBYTECODE="1")
+        # one hash seed for both runs: the load before the games (parse, check, the cached
+        # module) varies by a few million instructions with it, which the subtraction of the
+        # run with no games would not remove (Acquire's 3 games measured 0.978x and 1.066x of
+        # the same baseline in two runs without it)
+        env = dict(os.environ, RULELANG_CACHE=cache, PYTHONDONTWRITEBYTECODE="1",
+                   PYTHONHASHSEED="0")
         with tempfile.NamedTemporaryFile() as out:
             cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out.name}",
                    sys.executable, "-c", PROBE, tree, path, str(players), str(n), backend,
