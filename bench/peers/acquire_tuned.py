@@ -576,6 +576,8 @@ def play(players: int, rng: random.Random) -> int:
                 else:
                     break
     decisions += (loose | chained).bit_count() - players + passes
+    # the final payout: the merger's bonus code again, written out (this file is one function
+    # on purpose: no calls, no closures), then each share at the chain's price
     for c in CHAINS_IN_[active]:
         pr = price[c]
         col = [s[c] for s in shares]
