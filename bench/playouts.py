@@ -28,7 +28,8 @@ variant) and --peer-players (default 4). The peer protocol: CMD (split like a sh
 with `--games N --seed S --players P` appended; it plays N games with the same policy (its own
 random numbers, seeded from S) and prints, as the last line of its output, one JSON object with
 at least "games" (N) and "seconds" (the time of the games alone, not of the process start).
-bench/peers/acquire_fast.py is such a peer: a hand-tuned stdlib Acquire.
+bench/peers/acquire_fast.py and bench/peers/acquire_tuned.py (about twice as fast) are such peers:
+hand-tuned stdlib Acquire engines.
 
 `--jobs-games G` also times `rulelang simulate`'s library call on G games of the peer row with
 --jobs 1 and --jobs 2 and prints the ratio (only meaningful on a quiet machine with 2 cores),
