@@ -22,9 +22,9 @@ games as the driver's) while REV keeps the protocol driver: the ratio is then ke
 only the standard library) in one process, alternating R rounds (each round new seeds, the same
 for both trees: games replayed let caches keyed by values answer from the round before, which
 favoured the engine that used them more, up to 15%), and prints the median of the rounds'
-ratios: on a busy machine the steadiest wall-clock ratio (fresh
-processes can differ by tens of percent from one to the next; a change that saves instructions
-may still cost time, as allocations do, which only a timing shows).
+ratios: on a busy machine the steadiest wall-clock ratio (fresh processes can differ by tens of
+percent from one to the next; a change that saves instructions may still cost time, as
+allocations do, which only a timing shows).
 --own-driver (with --inprocess): each tree's games are played by that tree's own driver,
 `play_random_game` of its rulelang/sim.py (through the engine protocol, not the kernel), instead
 of DRIVE above for both. That is the protocol path as bench/playouts.py times it, and as the

@@ -12,7 +12,8 @@ FILES are given, every variant a file declares and every player count it allows 
 - `kernel`: the same games played inside the compiled engine's playout kernel (`playout`), which
   makes the same choices and draws, so both play exactly the same games (the digests of the
   final states are compared, and a difference stops the run),
-- `interpreter`: the reference interpreter on the first M of those seeds,
+- `interpreter`: the reference interpreter on M seeds after those (new ones each round, the
+  protocol row's engine playing them too for the ratio),
 and prints games/s and decisions/s, the ratios kernel/protocol and protocol/interpreter, the
 peak memory of one game (tracemalloc, KiB) on each and the time to clone a mid-game state.
 Policy: uniform random legal choices, an end declaration taken as soon as it is legal, chance
@@ -57,6 +58,7 @@ import json
 import os
 import random
 import shlex
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -289,14 +291,17 @@ def table(files: list[str], args, out_rows: list, base: str | None, tmp: str) ->
                 row["kernel"] = best(timings["kernel"])
                 row["ratio_kernel_protocol"] = row["kernel"]["games_per_s"] / prot["games_per_s"]
             if args.interp_games > 0:
-                # best of R like the other rows: the first round also pays the loaded
-                # game's one-off work (functions made, memo trials decided)
-                ri = best([run(interp, players, range(args.interp_games))
-                           for _ in range(max(args.rounds, 1))])
-                same = best([run(comp, players, range(args.interp_games))
-                             for _ in range(max(args.rounds, 1))])
-                row["interpreter"] = ri
-                row["ratio_protocol_interpreter"] = ri["seconds"] / same["seconds"]
+                # best of R like the other rows (the first round also pays the loaded game's
+                # one-off work: functions made, memo trials decided), each round new seeds,
+                # past those of the rows above, played by both engines; the ratio is the
+                # median of the rounds' ratios
+                m, start = args.interp_games, max(args.rounds, 1) * args.games
+                pairs = [(run(interp, players, range(start + r * m, start + (r + 1) * m)),
+                          run(comp, players, range(start + r * m, start + (r + 1) * m)))
+                         for r in range(max(args.rounds, 1))]
+                row["interpreter"] = best([ri for ri, _same in pairs])
+                row["ratio_protocol_interpreter"] = statistics.median(
+                    ri["seconds"] / same["seconds"] for ri, same in pairs)
             row["clone_us_compiled"] = clone_us(mid_game(comp, players))
             row["clone_us_interpreter"] = clone_us(mid_game(interp, players), 100)
             row["peak_kib_protocol"] = peak_kib(comp, players)
