@@ -69,12 +69,6 @@ class AggregatePrinter:
             body.emit("    continue")
         return ic
 
-    def _bound_once(self, code: str, c: Ctx) -> str:
-        """A temporary holding code's value (c in statement context)."""
-        t = c.sink.tmp()
-        c.sink.emit(f"{t} = {code}")
-        return t
-
     def _pattern(self, e, c: Ctx) -> str | None:
         """Code of an aggregate the passes matched to a whole-mask or extreme form (passes.py,
         plan_mask_patterns), or None."""
@@ -87,8 +81,8 @@ class AggregatePrinter:
             if members <= SMALL_ENUM and c.sink is not None:
                 # the cells' tests in one chain (each operand is a bool), the array and the
                 # bound read once
-                a, k = (x if is_simple(x) or const_of(x) is not NOT_CONST
-                        else self._bound_once(x, c) for x in (a, k))
+                a, k = (x if is_simple(x) or const_of(x) is not NOT_CONST else c.sink.bind(x)
+                        for x in (a, k))
                 join = " or " if func == "any" else " and "
                 return "(" + join.join(f"{a}[{i}] {op} {k}" for i in range(members)) + ")"
             return f"({fn}({a}) {op} {k})"

@@ -297,21 +297,19 @@ class DecisionPrinter:
             v = f"v{i}"
             if t.kind == "enum":
                 loops.append(f"for {v} in range(len(NAMES_{ident(t.name)}))")
-                parts.append(f"NAMES_{ident(t.name)}[{v}]")
                 count *= len(self.p.enums[t.name].members)
             elif t.kind == "bool":
                 loops.append(f"for {v} in (False, True)")
-                parts.append(f"('true' if {v} else 'false')")
                 count *= 2
             elif t.kind == "int" and (bounds := self.const_bounds(prm.domain)) is not None:
                 lo, hi, step = bounds
                 if hi < lo:
                     return None
                 loops.append(f"for {v} in range({lo}, {hi + 1}, {step})")
-                parts.append(f"str({v})")
                 count *= (hi - lo) // step + 1
             else:
                 return None
+            parts.append(self._arg_text(t, v))
             if count > DENSE_TABLE_SPAN:
                 return None
         table = f"TEXTS_{d}_{ident(opt.name)}"
@@ -320,18 +318,20 @@ class DecisionPrinter:
         text = f"{ident(opt.name) + '('!r} + {joined} + ')'"
         return (f"{table} = {{({key}): {text} {' '.join(loops)}}}", table, 0, 0)
 
+    @staticmethod
+    def _arg_text(t, v: str) -> str:
+        """The expression of an argument's text in an action string, the value v of type t."""
+        if t.kind == "enum":
+            return f"NAMES_{ident(t.name)}[{v}]"
+        if t.kind == "bool":
+            return f"('true' if {v} else 'false')"
+        return f"str({v})"
+
     def _text_expr(self, opt) -> str:
         """The expression that builds an option's action string from its argument tuple `args`
         (the canonical form of docs/language.md section 14)."""
-        parts = []
-        for i, prm in enumerate(opt.params):
-            t = T.strip(self.p.slot_types[self.p.slots[prm]])
-            if t.kind == "enum":
-                parts.append(f"NAMES_{ident(t.name)}[args[{i}]]")
-            elif t.kind == "bool":
-                parts.append(f"('true' if args[{i}] else 'false')")
-            else:
-                parts.append(f"str(args[{i}])")
+        parts = [self._arg_text(T.strip(self.p.slot_types[self.p.slots[prm]]), f"args[{i}]")
+                 for i, prm in enumerate(opt.params)]
         if not parts:
             return repr(ident(opt.name) + "()")
         joined = " + ', ' + ".join(parts)

@@ -281,9 +281,7 @@ class ExprPrinter:
         for i, (code, lines, is_safe) in enumerate(done):
             c.sink.lines.extend(lines)
             if i < last and not is_safe and not is_simple(code):
-                t = c.sink.tmp()
-                c.sink.emit(f"{t} = {code}")
-                code = t
+                code = c.sink.bind(code)
             codes.append(code)
         return codes
 
@@ -984,11 +982,7 @@ class ExprPrinter:
         kd = self.plan.keyed_defs[d.name]
         args = []
         for code in self.seq(c, [self._part_nn(a) for a in e.args]):
-            if not is_simple(code):
-                t = c.sink.tmp()
-                c.sink.emit(f"{t} = {code}")
-                code = t
-            args.append(code)
+            args.append(code if is_simple(code) else c.sink.bind(code))
         key = ("def", d.name, tuple(args))
         known = c.sink.recall(key)
         if known is not None:

@@ -121,6 +121,12 @@ class Sink:
     def tmp(self) -> Code:
         return self.fn.tmp()
 
+    def bind(self, code: str) -> Code:
+        """A new temporary set to code's value here: its name."""
+        t = self.tmp()
+        self.emit(f"{t} = {code}")
+        return t
+
     def deeper(self, n: int = 1) -> Sink:
         """The same lines, n levels further in: a nested block (a new memo scope)."""
         return Sink(self.fn, self.ind + n, self.lines, parent=self)
