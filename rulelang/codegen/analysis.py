@@ -586,6 +586,20 @@ class Analysis:
             return lm >= 0 and rm <= 0 and (lm, rm) != (0, 0)
         return lm <= 0 and rm >= 0 and (lm, rm) != (0, 0)
 
+    def rises_slot(self, a, slot: str, dom) -> bool:
+        """Whether `a`, once true, stays true for every later value of an int parameter read as
+        `slot` that runs upwards (falls_slot's mirror: Poder's `-money <= cash[partner]`)."""
+        if dom.first is None or not isinstance(a, ast.BinOp) or a.op not in ("<", "<=", ">", ">="):
+            return False
+        if T.strip(self.t(a.left)).kind != "int" or T.strip(self.t(a.right)).kind != "int":
+            return False
+        lm, rm = self._mono(a.left, slot), self._mono(a.right, slot)
+        if lm is None or rm is None:
+            return False
+        if a.op in ("<", "<="):  # true once left is small enough: left shrinks or right grows
+            return lm <= 0 and rm >= 0 and (lm, rm) != (0, 0)
+        return lm >= 0 and rm <= 0 and (lm, rm) != (0, 0)
+
     def _mono(self, e, slot: str) -> int | None:
         """+1 non-decreasing, -1 non-increasing, 0 constant in `slot`; None: unknown."""
         if slot not in self.free(e):

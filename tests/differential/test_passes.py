@@ -45,6 +45,8 @@ BOUNDED_TWICE = os.path.join(ROOT, "tests", "fixtures", "boundedtwice.rules")
 SHARED_TWICE = os.path.join(ROOT, "tests", "fixtures", "sharedtwice.rules")
 REUSED_GAP = os.path.join(ROOT, "tests", "fixtures", "reusedgap.rules")
 EXTREMES = os.path.join(ROOT, "tests", "fixtures", "extremes.rules")
+FIXED_LISTINGS = os.path.join(ROOT, "tests", "fixtures", "fixedlistings.rules")
+RANGE_SLICES = os.path.join(ROOT, "tests", "fixtures", "rangeslices.rules")
 
 
 def _play(players: int, seed: int, path: str = PASSES, new_vars=None,
@@ -1382,3 +1384,62 @@ def test_extremes_of_a_small_enum_are_unrolled():
     assert "(max(_v_many) <= _v_cap)" in src and "(max(_v_many) < 6)" in src
     assert "_v_many[0]" not in src
     assert "(1 if (min(s.v_few) >= 0) else 0)" in src
+
+
+@pytest.mark.parametrize("players, top", [(2, 4), (3, 4), (2, 0), (3, 1)])
+def test_fixed_listings_in_lockstep(players, top):
+    for seed in range(25):
+        _steps, where = _play(players, seed, FIXED_LISTINGS, params={"top": top})
+        assert where is None
+
+
+@pytest.mark.parametrize("top, go_end", [(4, 6), (0, -1)])
+def test_fixed_listings_are_made_once(top, go_end):
+    """A decision whose pairs never change returns one tuple made once, with the index of its
+    first legal end declaration fixed too (-1 when the only one ranges over nothing); one
+    with a `when` lists afresh."""
+    src = compile_program(rulelang.check_file(FIXED_LISTINGS, params={"top": top}))
+    assert "PAIRS_bid = (*ARGS_bid_bid_ALL, (1, ()))\n" in src
+    assert "PAIRS_pick = (*ARGS_pick_pick_ALL, (1, ()), (2, ()), (3, ()))\n" in src
+    assert "PAIRS_go = (*ARGS_go_go_ALL, *ARGS_go_settle_ALL, (2, ()))\n" in src
+    for name, endk in (("bid", -1), ("pick", 9), ("go", go_end)):
+        assert re.search(rf"def legal_{name}\(s\):  # rules:\d+: the choices of this decision\n"
+                         rf"    s\._endk = {endk}\n    return PAIRS_{name}\n", src), name
+    assert "PAIRS_spend" not in src and re.search(r"def legal_spend\(s\):.*\n    out = \[\]", src)
+    game = rulelang.load(FIXED_LISTINGS, params={"top": top}, backend="compiled")
+    s = game.new_game(2)
+    assert s.legal_actions() == [f"bid({a})" for a in range(1, top + 1)] + ["no_bid()"]
+    s.apply_index(0)
+    t = s.clone()
+    t.apply_index(s.num_choices() - 1)  # quit() in the clone: the original's listing stays
+    assert s.legal_actions()[-4:] == ["pick(Blue, 2)", "stop()", "wait()", "quit()"]
+    assert s.end_action_index() == 9
+
+
+@pytest.mark.parametrize("players, cap", [(2, 6), (3, 6), (4, 1), (3, 9)])
+def test_range_slices_in_lockstep(players, cap):
+    for seed in range(25):
+        _steps, where = _play(players, seed, RANGE_SLICES, params={"cap": cap})
+        assert where is None
+
+
+def test_range_slices_are_used():
+    """The passing values of a range form one run: its pairs are a slice of pairs made once,
+    the run's ends found by binary search in the loop of the last parameter the tests read
+    (before the colours' loop for pay, in the players' loop for lend, whose test reads none);
+    a test that is not monotone (skip's) keeps the loop."""
+    src = compile_program(rulelang.check_file(RANGE_SLICES))
+    assert re.search(r"for v_q in s\._players:\n        (_t\d+) = _v_cash\[v_q\]\n"
+                     r"        (_t\d+) = 0\n        (_t\d+) = 7\n        while \2 < \3:\n"
+                     r"            (_t\d+) = \(\2 \+ \3\) // 2\n"
+                     r"            v_amt = \4 \* 2 - 6\n"
+                     r"            if \(\(-v_amt\) > \1\):\n", src)
+    assert re.search(r"for v_c in SMALL_BITS\[_t\d+\]:\n.*\n.*\n"
+                     r"            if (_t\d+) > (_t\d+):\n"
+                     r"                (_t\d+) = ROWS_pay_pay\.get\(\(v_q, v_c, \)\)\n", src)
+    assert re.search(r"out\.extend\(_t\d+\[_t\d+:_t\d+\]\)", src)
+    assert "tuple((1, (v_q_2, v, )) for v in range(-7, 9, 3))" in src
+    assert "tuple((2, (v_q_3, v_t, v, )) for v in range(0, 6, 1))" in src
+    assert "tuple((3, (v_q_4, v, )) for v in range(1, 5, 1))" in src
+    assert "ROWS_pay_skip" not in src and "out.append((4, (v_q_5, v_n_4, )))" in src
+    assert "v_n_3 = 1 + _t" in src and "v_n = _t" in src
