@@ -1115,6 +1115,32 @@ class Gen:
         when = f" when {name}({pn}) // {factor} != {self.r.randint(0, top)}"
         return [f"{pn}: int in 0..{top}"], env + [Var(pn, INT, "oparam")], when
 
+    def range_option(self, env, ctx) -> tuple[list[str], list[Var], str]:
+        """A player or bool parameter, then an int one over a constant range (at times from
+        below zero, at times by a step), whose `when` is a few comparisons of the int with
+        expressions of the rest, at times mixed with any test: the passing values of the int
+        are one run when every test is monotone in it (passes.py, plan_range_slices)."""
+        outer = self.name("x")
+        t = self.pick([PLAYER, PLAYER, BOOL])
+        inner = env + [Var(outer, t, "oparam")]
+        k = self.name("x")
+        lo = self.r.randint(-4, 2)
+        step = self.r.randint(1, 3)
+        params = [f"{outer}: {t}", f"{k}: int in {lo}..{lo + self.r.randint(0, 9)}"
+                  + (f" step {step}" if step > 1 else "")]
+        conjuncts = []
+        for _ in range(self.r.randint(1, 3)):
+            e = self.op(INT, inner, ctx, 2)
+            conjuncts.append(self.pick([f"{k} <= {e}", f"{k} < {e}", f"{e} <= {k}",
+                                        f"-{k} <= {e}", f"2 * {k} + 1 >= {e}",
+                                        f"{k} - {self.r.randint(0, 3)} > {e}"]))
+        inner = inner + [Var(k, INT, "oparam")]
+        if self.chance(0.25):
+            conjuncts.append(self.op(BOOL, inner, ctx, 1))
+        self.r.shuffle(conjuncts)
+        self.features.add("range option")
+        return params, inner, " when " + " and ".join(conjuncts)
+
     def domain_option(self, env, ctx) -> tuple[list[str], list[Var], str]:
         """An option over a domain def's set, its `when` calling the bool def and the domain's
         filter again (gen_domain_defs), the conjuncts in random order, with at times an int
@@ -1190,7 +1216,8 @@ class Gen:
             last = i == n_opts - 1
             special = [f for f, ok in ((self.big_option, self.big_defs),
                                        (self.domain_option, self.domain_defs),
-                                       (self.path_option, self.path_sets())) if ok]
+                                       (self.path_option, self.path_sets()),
+                                       (self.range_option, True)) if ok]
             if special and self.chance(0.2):
                 params, inner, when = self.pick(special)(env, ctx)
             elif self.chance(0.2):

@@ -42,6 +42,7 @@ REQUIRED = {
     "and with kept def", "empty tests", "array item near the int limit",
     "aggregate with an invariant operand", "tuple-keyed def", "domain filter", "argument check",
     "rank over a mask", "field walk", "folded comparison", "kept tuples", "guarded def",
+    "range option",
 }
 
 
