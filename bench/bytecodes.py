@@ -1,24 +1,27 @@
 """Bytecode instructions a game of a compiled engine executes, by function and by line.
 
 Usage: python bench/bytecodes.py [FILE] [--variant V] [--players P] [--games N] [--lines K]
-       [--driver | --peer]
+       [--opcodes K] [--driver | --peer]
 
 Plays seeds 0..N-1 (default 100) of FILE (default rules/acquire.rules) in the generated module's
 playout kernel (`--driver`: through the engine protocol, bench/compare_commits.py's driver) and
 counts CPython's opcode events (`sys.settrace` with `f_trace_opcodes`), then prints the count a
 game and the functions that execute the most; with --lines K also the K busiest lines of the
-module, with their code. `--peer` counts bench/peers/acquire_fast.py's games instead (Acquire,
-its own random numbers). Like `compare_commits.py --callgrind` the count does not depend on the
-machine's load, and it says where in the generated code the instructions go; it is not time
-(calls, allocations and CPython's specialised instructions cost differently: check a change in
-time with `compare_commits.py --inprocess`). The counts are made after one game played untraced,
-so that one-time work (bits' tables) is not counted.
+module, with their code; with --opcodes K the K most executed opcodes and the attributes most
+loaded or stored (LOAD_ATTR, STORE_ATTR, LOAD_METHOD: the state's traffic). `--peer` counts
+bench/peers/acquire_fast.py's games instead (Acquire, its own random numbers). Like
+`compare_commits.py --callgrind` the count does not depend on the machine's load, and it says
+where in the generated code the instructions go; it is not time (calls, allocations and
+CPython's specialised instructions cost differently: check a change in time with
+`compare_commits.py --inprocess`). The counts are made after one game played untraced, so that
+one-time work (bits' tables) is not counted.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import dis
 import os
 import random
 import sys
@@ -36,6 +39,7 @@ def main() -> None:
     ap.add_argument("--players", type=int, default=4)
     ap.add_argument("--games", type=int, default=100)
     ap.add_argument("--lines", type=int, default=0)
+    ap.add_argument("--opcodes", type=int, default=0)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--driver", action="store_true")
     mode.add_argument("--peer", action="store_true")
@@ -72,12 +76,25 @@ def main() -> None:
         play(10**6)  # untraced: one-time work (bits' tables) is not counted
         funcs: collections.Counter = collections.Counter()
         lines: collections.Counter = collections.Counter()
+        ops: collections.Counter = collections.Counter()
+        attrs: collections.Counter = collections.Counter()
+        tables: dict = {}  # code object -> {offset: (opcode name, argument)}
 
         def trace(frame, event, _arg):
             frame.f_trace_opcodes = True
             if event == "opcode" and frame.f_code.co_filename == path:
                 funcs[frame.f_code.co_name] += 1
                 lines[frame.f_lineno] += 1
+                if args.opcodes:
+                    code = frame.f_code
+                    table = tables.get(code)
+                    if table is None:
+                        table = tables[code] = {i.offset: (i.opname, i.argval)
+                                                for i in dis.get_instructions(code)}
+                    op, arg = table.get(frame.f_lasti, ("?", None))
+                    ops[op] += 1
+                    if op in ("LOAD_ATTR", "STORE_ATTR", "LOAD_METHOD"):
+                        attrs[(op, arg)] += 1
             return trace
 
         sys.settrace(trace)
@@ -99,6 +116,13 @@ def main() -> None:
         for line, k in lines.most_common(args.lines):
             code = source[line - 1].strip()[:80] if line and line <= len(source) else ""
             print(f"  {k / n:10,.0f}  {line or '-':>5}  {code}")
+    if args.opcodes:
+        print("opcodes:")
+        for op, k in ops.most_common(args.opcodes):
+            print(f"  {k / n:10,.0f}  {100 * k / total:5.1f}%  {op}")
+        print("attributes:")
+        for (op, name), k in attrs.most_common(args.opcodes):
+            print(f"  {k / n:10,.0f}  {op} {name}")
 
 
 if __name__ == "__main__":
