@@ -474,7 +474,9 @@ class DecisionPrinter:
         inserts: list[tuple[int, Sink]] = []
         ind = 1
         scope = Sink(fn, ind)
-        scopes: list[Sink] = []  # each loop's body
+        # the scope before the loops, then each loop's body: what the code at the head of
+        # loop i (in hoist_levels[i + 1]) may recall is in scopes[i] and its parents
+        scopes: list[Sink] = []
 
         def here(scope):
             return Sink(fn, scope.ind, parent=scope.parent, memo=scope.memo)
@@ -509,10 +511,11 @@ class DecisionPrinter:
             lines.append("    " * ind + f"if {' and '.join(guard)}:")
             ind += 1
             scope = Sink(fn, ind, parent=scope)
+        scopes.append(scope)
         for i in range(m):
             if i == m - 1 and op.slice_tests is not None:
-                self._slice_lines(oi, opt, fn, c, names, levels, op, placed[i], ind,
-                                  scopes + [scope], hoist_levels, shared, inserts, lines)
+                self._slice_lines(oi, opt, fn, c, names, levels, op, placed[i], ind, scopes,
+                                  hoist_levels, shared, lines)
                 break
             sk = here(scope)
             dc = Ctx(c.py, sk, _Hoist(hoist_levels, levels, i - 1, shared))
@@ -571,14 +574,15 @@ class DecisionPrinter:
         return lines
 
     def _slice_lines(self, oi, opt, fn, c, names, levels, op, tests, ind, scopes, hoist_levels,
-                     shared, inserts, lines: list[str]) -> None:
+                     shared, lines: list[str]) -> None:
         """The last parameter's loop of an option whose passing values are one run of a
         constant range (passes.plan_range_slices): the run's first index is found by a binary
         search on the rising tests (the first index where all hold), its end by one on the
         falling tests from there (the first index where one fails), and `out` is extended
         with that slice of the pairs made once (for the values of the parameters before it).
-        The searches go where the tests' last parameter is bound (with what is computed
-        there, hoist_levels), the slice where the pairs are listed. (Probing the range's ends
+        The searches go at the head of the loop of the tests' last parameter (with what is
+        computed there, hoist_levels; they recall only what was computed before that loop,
+        scopes), the slice where the pairs are listed. (Probing the range's ends
         first measured 0.96x on O Jogo do Poder `advanced`, whose players' cash is often
         below the range's top.)"""
         m = len(names)

@@ -1438,8 +1438,13 @@ def test_range_slices_are_used():
                      r"            if (_t\d+) > (_t\d+):\n"
                      r"                (_t\d+) = ROWS_pay_pay\.get\(\(v_q, v_c, \)\)\n", src)
     assert re.search(r"out\.extend\(_t\d+\[_t\d+:_t\d+\]\)", src)
-    assert "tuple((1, (v_q_2, v, )) for v in range(-7, 9, 3))" in src
-    assert "tuple((2, (v_q_3, v_t, v, )) for v in range(0, 6, 1))" in src
-    assert "tuple((3, (v_q_4, v, )) for v in range(1, 5, 1))" in src
-    assert "ROWS_pay_skip" not in src and "out.append((4, (v_q_5, v_n_4, )))" in src
-    assert "v_n_3 = 1 + _t" in src and "v_n = _t" in src
+    assert "tuple((2, (v_q_3, v, )) for v in range(-7, 9, 3))" in src
+    assert "tuple((3, (v_q_4, v_t, v, )) for v in range(0, 6, 1))" in src
+    assert "tuple((4, (v_q_5, v, )) for v in range(1, 5, 1))" in src
+    assert "ROWS_pay_skip" not in src and "out.append((5, (v_q_6, v_n_5, )))" in src
+    assert "v_n_4 = 1 + _t" in src and "v_n = _t" in src and "v_n_2 = _t" in src
+    # owe: the search, at the head of q's loop, computes wealth(q, 2) itself, before the
+    # loop's own test of it
+    owe = src[src.index("for v_q_2 in s._players:"):src.index("ROWS_pay_owe.get")]
+    assert owe.index("while ") < owe.index("<= 1):\n            continue")
+    assert owe.count("for v_wealth__c in ALL_Colour:") == 3
