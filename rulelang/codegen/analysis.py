@@ -575,30 +575,32 @@ class Analysis:
         """Whether `a`, once false, stays false for every later value of an int parameter
         (read as `slot` in a: an expanded def's own parameter, passes.plan_options) that runs
         upwards (a comparison of a non-decreasing side with a non-increasing one)."""
-        if dom.first is None or not isinstance(a, ast.BinOp) or a.op not in ("<", "<=", ">", ">="):
-            return False
-        if T.strip(self.t(a.left)).kind != "int" or T.strip(self.t(a.right)).kind != "int":
-            return False
-        lm, rm = self._mono(a.left, slot), self._mono(a.right, slot)
-        if lm is None or rm is None:
-            return False
-        if a.op in ("<", "<="):  # true while left is small: left grows or right shrinks
-            return lm >= 0 and rm <= 0 and (lm, rm) != (0, 0)
-        return lm <= 0 and rm >= 0 and (lm, rm) != (0, 0)
+        return self._slot_trend(a, slot, dom) == -1
 
     def rises_slot(self, a, slot: str, dom) -> bool:
         """Whether `a`, once true, stays true for every later value of an int parameter read as
         `slot` that runs upwards (falls_slot's mirror: Poder's `-money <= cash[partner]`)."""
+        return self._slot_trend(a, slot, dom) == 1
+
+    def _slot_trend(self, a, slot: str, dom) -> int:
+        """For a comparison of ints `a` and an int parameter read as `slot` over an ascending
+        range: -1 if a, once false, stays false for its later values, 1 if once true it stays
+        true, 0 if neither can be shown (or a does not depend on it)."""
         if dom.first is None or not isinstance(a, ast.BinOp) or a.op not in ("<", "<=", ">", ">="):
-            return False
+            return 0
         if T.strip(self.t(a.left)).kind != "int" or T.strip(self.t(a.right)).kind != "int":
-            return False
+            return 0
         lm, rm = self._mono(a.left, slot), self._mono(a.right, slot)
-        if lm is None or rm is None:
-            return False
-        if a.op in ("<", "<="):  # true once left is small enough: left shrinks or right grows
-            return lm <= 0 and rm >= 0 and (lm, rm) != (0, 0)
-        return lm >= 0 and rm <= 0 and (lm, rm) != (0, 0)
+        if lm is None or rm is None or (lm, rm) == (0, 0):
+            return 0
+        # `<`: true while left is small: left growing or right shrinking ends it (falls), left
+        # shrinking or right growing keeps it once it holds (rises); `>` the other way round
+        grows = 1 if a.op in ("<", "<=") else -1
+        if lm * grows >= 0 and rm * grows <= 0:
+            return -1
+        if lm * grows <= 0 and rm * grows >= 0:
+            return 1
+        return 0
 
     def _mono(self, e, slot: str) -> int | None:
         """+1 non-decreasing, -1 non-increasing, 0 constant in `slot`; None: unknown."""
