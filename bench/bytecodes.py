@@ -1,7 +1,7 @@
 """Bytecode instructions a game of a compiled engine executes, by function and by line.
 
 Usage: python bench/bytecodes.py [FILE] [--variant V] [--players P] [--games N] [--lines K]
-       [--opcodes K] [--driver | --peer]
+       [--opcodes K] [--driver | --peer [PEER]]
 
 Plays seeds 0..N-1 (default 100) of FILE (default rules/acquire.rules) in the generated module's
 playout kernel (`--driver`: through the engine protocol, bench/compare_commits.py's driver) and
@@ -9,7 +9,8 @@ counts CPython's opcode events (`sys.settrace` with `f_trace_opcodes`), then pri
 game and the functions that execute the most; with --lines K also the K busiest lines of the
 module, with their code; with --opcodes K the K most executed opcodes and the attributes most
 loaded or stored (LOAD_ATTR, STORE_ATTR, LOAD_METHOD: the state's traffic). `--peer` counts
-bench/peers/acquire_fast.py's games instead (Acquire, its own random numbers). Like
+the games of a hand-tuned Acquire peer instead (its `play(players, rng)`, its own random
+numbers): bench/peers/acquire_fast.py, or the file PEER (bench/peers/acquire_tuned.py). Like
 `compare_commits.py --callgrind` the count does not depend on the machine's load, and it says
 where in the generated code the instructions go; it is not time (calls, allocations and
 CPython's specialised instructions cost differently: check a change in time with
@@ -42,7 +43,8 @@ def main() -> None:
     ap.add_argument("--opcodes", type=int, default=0)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--driver", action="store_true")
-    mode.add_argument("--peer", action="store_true")
+    mode.add_argument("--peer", nargs="?", metavar="PEER",
+                      const=os.path.join(HERE, "bench", "peers", "acquire_fast.py"))
     args = ap.parse_args()
     from compare_commits import DRIVE
     from peer_inprocess import load
@@ -51,7 +53,7 @@ def main() -> None:
     exec(DRIVE, drive_ns)  # the benchmark's protocol driver, as compare_commits runs it
     with tempfile.TemporaryDirectory() as tmp:
         if args.peer:
-            path = os.path.join(HERE, "bench", "peers", "acquire_fast.py")
+            path = os.path.abspath(args.peer)
             m = load(path, "peer")
 
             def play(seed):
