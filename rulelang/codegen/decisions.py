@@ -6,7 +6,7 @@ import re
 
 from rulelang import ast
 from rulelang import types as T
-from rulelang.codegen.passes import DENSE_TABLE_SPAN, LISTING_MEMO, RANGE_ROWS
+from rulelang.codegen.passes import DENSE_TABLE_SPAN, LISTING_MEMO, RANGE_PAIRS
 from rulelang.codegen.support import (
     SMALL_ENUM,
     Code,
@@ -647,7 +647,7 @@ class DecisionPrinter:
             lines += [pad + f"    {row} = ROWS_{name}.get({key})",
                       pad + f"    if {row} is None:",
                       pad + f"        {row} = tuple(({oi}, ({outer}v, )) for v in {rng})",
-                      pad + f"        if len(ROWS_{name}) < {RANGE_ROWS}:",
+                      pad + f"        if len(ROWS_{name}) < {max(1, RANGE_PAIRS // n)}:",
                       pad + f"            ROWS_{name}[{key}] = {row}"]
         lines.append(pad + f"    {self._out}.extend({row}[{first}:{end}])")
 

@@ -677,10 +677,10 @@ def plan_field_walks(an, plan: Plan) -> None:
 
 # the most values a listing is kept for (per option; a game asks a few tens)
 LISTING_MEMO = 256
-# plan_range_slices: the most values of the sliced range, and of tuples of the parameters before
-# it whose pairs are kept (per option)
+# plan_range_slices: the most values of the sliced range, and the most pairs kept for one option
+# (rows of the range's values for tuples of the parameters before it: a few MB at most)
 RANGE_ROW = 10_000
-RANGE_ROWS = 1024
+RANGE_PAIRS = 65_536
 
 
 def plan_listing_memo(an, plan: Plan) -> None:
@@ -716,7 +716,7 @@ def plan_range_slices(an, plan: Plan) -> None:
     which has no listing memo: the values of x that pass are one run of the range. Its pairs
     for every value of x, given the values of the parameters before it, are made once (a
     tuple of the module for one parameter, else one per tuple of the earlier values, in a
-    dict of at most RANGE_ROWS of them), and a listing finds the run's ends by binary search
+    dict of at most RANGE_PAIRS pairs in all), and a listing finds the run's ends by binary search
     (the first index where every rising test holds, then from there the first where a
     falling test fails), at the head of the loop of the last parameter those tests read (of
     the first loop when they read none), and extends `out` with that slice of the pairs. O
