@@ -575,27 +575,27 @@ class DecisionPrinter:
 
     def _slice_lines(self, oi, opt, fn, c, names, levels, op, tests, ind, scopes, hoist_levels,
                      shared, lines: list[str]) -> None:
-        """The last parameter's loop of an option whose passing values are one run of a
-        constant range (passes.plan_range_slices): the run's first index is found by a binary
-        search on the rising tests (the first index where all hold), its end by one on the
-        falling tests from there (the first index where one fails), and `out` is extended
-        with that slice of the pairs made once (for the values of the parameters before it).
-        The searches go at the head of the loop of the tests' last parameter (with what is
-        computed there, hoist_levels; they recall only what was computed before that loop,
-        scopes), the slice where the pairs are listed. (Probing the range's ends
-        first measured 0.96x on O Jogo do Poder `advanced`, whose players' cash is often
-        below the range's top.)"""
+        """The last parameter's loop of an option of two parameters or more whose passing
+        values are one run of a constant range (passes.plan_range_slices): the run's first
+        index is found by a binary search on the rising tests (the first index where all
+        hold), its end by one on the falling tests from there (the first index where one
+        fails), and `out` is extended with that slice of the pairs made once (for the values
+        of the parameters before it). The searches go at the head of the loop of the tests'
+        last parameter (with what is computed there, hoist_levels; they recall only what was
+        computed before that loop, scopes), the slice where the pairs are listed. (Probing
+        the range's ends first measured 0.96x on O Jogo do Poder `advanced`, whose players'
+        cash is often below the range's top.)"""
         m = len(names)
         x = names[-1]
         lo, hi, step = op.domains[m - 1].bounds
         n = (hi - lo) // step + 1
-        first, end, top, mid = fn.tmp(), fn.tmp(), fn.tmp(), fn.tmp()
-        at = min(max(op.slice_level, 0), m - 1)
-        target = hoist_levels[at + 1] if at < m - 1 else None
-        s_ind = target.ind if target is not None else ind
+        end, top, mid = fn.tmp(), fn.tmp(), fn.tmp()
+        # the searches' place: the head of loop `at` (before its own tests), m >= 2
+        at = max(op.slice_level, 0)
+        target = hoist_levels[at + 1]
         buf: list[str] = []
         spliced: list[tuple[int, Sink]] = []
-        pad = "    " * s_ind
+        pad = "    " * target.ind
 
         def search(low: str, falls: bool) -> None:
             # the first index from `low` at which the tests of one kind do not all hold
@@ -604,10 +604,10 @@ class DecisionPrinter:
             buf.append(pad + f"while {low} < {top}:")
             buf.append(pad + f"    {mid} = ({low} + {top}) // 2")
             buf.append(pad + f"    {x} = {_value(mid, lo, step)}")
-            level_sink = Sink(fn, s_ind + 1)
+            level_sink = Sink(fn, target.ind + 1)
             hoist_levels[m:] = [level_sink]
             spliced.append((len(buf), level_sink))
-            body = Sink(fn, s_ind + 1, parent=scopes[at])
+            body = Sink(fn, target.ind + 1, parent=scopes[at])
             for (a, _brk, sub, rn), kind in zip(tests, op.slice_tests):
                 if kind != falls:
                     continue
@@ -621,8 +621,10 @@ class DecisionPrinter:
                 buf.append(pad + "        continue")
             buf.append(pad + (f"    {low} = {mid} + 1" if falls else f"    {top} = {mid}"))
 
-        buf.append(pad + f"{first} = 0")
+        first = "0"  # (no rising test: the run starts at the range's start)
         if False in op.slice_tests:
+            first = fn.tmp()
+            buf.append(pad + f"{first} = 0")
             search(first, False)
         if True in op.slice_tests:
             buf.append(pad + f"{end} = {first}")
@@ -631,25 +633,21 @@ class DecisionPrinter:
             buf.append(pad + f"{end} = {n}")
         for pos, sk in reversed(spliced):
             buf[pos:pos] = sk.lines
-        (target.lines if target is not None else lines).extend(buf)
+        target.lines.extend(buf)
         pad = "    " * ind
-        lines.append(pad + f"if {end} > {first}:")
-        name = f"{self._prefix}_{ident(opt.name)}"
-        rng = f"range({lo}, {hi + 1}, {step})"
-        if m == 1:
-            self._tables.append(f"ROW_{name} = tuple(({oi}, (v, )) for v in {rng})")
-            row = f"ROW_{name}"
-        else:
-            key = names[0] if m == 2 else "(" + "".join(f"{v}, " for v in names[:-1]) + ")"
-            outer = "".join(f"{v}, " for v in names[:-1])
-            self._tables.append(f"ROWS_{name} = {{}}")
-            row = fn.tmp()
-            lines += [pad + f"    {row} = ROWS_{name}.get({key})",
-                      pad + f"    if {row} is None:",
-                      pad + f"        {row} = tuple(({oi}, ({outer}v, )) for v in {rng})",
-                      pad + f"        if len(ROWS_{name}) < {max(1, RANGE_PAIRS // n)}:",
-                      pad + f"            ROWS_{name}[{key}] = {row}"]
-        lines.append(pad + f"    {self._out}.extend({row}[{first}:{end}])")
+        name = f"ROWS_{self._prefix}_{ident(opt.name)}"
+        key = names[0] if m == 2 else "(" + "".join(f"{v}, " for v in names[:-1]) + ")"
+        outer = "".join(f"{v}, " for v in names[:-1])
+        self._tables.append(f"{name} = {{}}")
+        row = fn.tmp()
+        lines += [pad + f"if {end} > {first}:",
+                  pad + f"    {row} = {name}.get({key})",
+                  pad + f"    if {row} is None:",
+                  pad + f"        {row} = tuple(({oi}, ({outer}v, )) for v in range({lo}, "
+                        f"{hi + 1}, {step}))",
+                  pad + f"        if len({name}) < {max(1, RANGE_PAIRS // n)}:",
+                  pad + f"            {name}[{key}] = {row}",
+                  pad + f"    {self._out}.extend({row}[{first}:{end}])"]
 
     def _listing_guards(self, placed: list, c: Ctx, hoist: _Hoist, sk: Sink) -> list | None:
         """The guards of the innermost loop's tests when each test is `not D(...)` with D a
@@ -858,8 +856,8 @@ class DecisionPrinter:
 
 
 def _value(index: str, lo: int, step: int) -> str:
-    """The value at `index` of a range from lo by step."""
-    scaled = index if step == 1 else f"({index}) * {step}" if " " in index else f"{index} * {step}"
+    """The value at `index` (a name) of a range from lo by step."""
+    scaled = index if step == 1 else f"{index} * {step}"
     return scaled if lo == 0 else f"{lo} + {scaled}" if lo > 0 else f"{scaled} - {-lo}"
 
 

@@ -710,33 +710,34 @@ def plan_listing_memo(an, plan: Plan) -> None:
 
 
 def plan_range_slices(an, plan: Plan) -> None:
-    """An option whose last parameter x walks a constant int range, every test at x's loop
-    level cannot fault and is monotone in x (once false it stays false for the later values,
-    as `money <= cash[p]`, or once true it stays true, as `-money <= cash[partner]`), and
-    which has no listing memo: the values of x that pass are one run of the range. Its pairs
-    for every value of x, given the values of the parameters before it, are made once (a
-    tuple of the module for one parameter, else one per tuple of the earlier values, in a
-    dict of at most RANGE_PAIRS pairs in all), and a listing finds the run's ends by binary search
-    (the first index where every rising test holds, then from there the first where a
-    falling test fails), at the head of the loop of the last parameter those tests read (of
-    the first loop when they read none), and extends `out` with that slice of the pairs. O
-    Jogo do Poder's trade offers, `offer_swap(partner: player, give: Company in hand[p], money:
-    int in -trade_cash..trade_cash step 5)`: 21 pairs for each partner and card, made one by
-    one at every offer (`advanced`: 1.20x the games/s, in-process A/B on new seeds; 1.06x
-    with the searches in the card's loop). An option with a listing memo keeps it
-    (plan_listing_memo; Pola Naftowe's `lobby(amount: int in min_bid..bid_cap step bid_step)
-    when amount <= cash[q]`, kept per cash[q]: a memo found copies its list once, where a
-    slice is made and then copied after a search; 0.94x the games/s when sliced). Safe: the
-    slice holds the pairs the loop would make, in the same order (the passing values of an
-    ascending range, made from the same parameter values); the tests cannot fault nor change
-    anything, so testing them at other values, or fewer times, changes nothing but the time
-    taken."""
+    """An option of two parameters or more whose last parameter x walks a constant int
+    range, every test at x's loop level cannot fault and is monotone in x (once false it
+    stays false for the later values, as `money <= cash[p]`, or once true it stays true, as
+    `-money <= cash[partner]`), and which has no listing memo: the values of x that pass are
+    one run of the range. Its pairs for every value of x are made once per tuple of the
+    earlier parameters' values (in a dict of the module holding at most RANGE_PAIRS pairs),
+    and a listing finds the run's ends by binary search (the first index where every rising
+    test holds, then from there the first where a falling test fails) at the head of the
+    loop of the last parameter those tests read (of the first loop when they read none), and
+    extends `out` with that slice of the pairs. O Jogo do Poder's trade offers,
+    `offer_swap(partner: player, give: Company in hand[p], money: int in
+    -trade_cash..trade_cash step 5)`: 21 pairs for each partner and card, made one by one at
+    every offer (`advanced`: 1.20x the games/s, in-process A/B on new seeds; 1.06x with the
+    searches in the card's loop). An option of one parameter over a constant range whose
+    tests are safe always has a listing memo (the other side of each comparison reads no
+    parameter: a key), and an option with a memo keeps it (Pola Naftowe's `lobby(amount: int
+    in min_bid..bid_cap step bid_step) when amount <= cash[q]`, kept per cash[q]: a memo
+    found copies its list once, where a slice is made and then copied after a search; 0.94x
+    the games/s when sliced). Safe: the slice holds the pairs the loop would make, in the
+    same order (the passing values of an ascending range, made from the same parameter
+    values); the tests cannot fault nor change anything, so testing them at other values, or
+    fewer times, changes nothing but the time taken."""
     for (pc, oi), op in plan.options.items():
         if pc == "standing":
             continue
         opt = an.low.code[pc].node.options[oi]
         m = len(opt.params)
-        if not m or op.table_size is not None or op.memo_keys is not None:
+        if m < 2 or op.table_size is not None or op.memo_keys is not None:
             continue
         dom = op.domains[m - 1]
         if dom.kind != "range" or dom.first is None or op.filters.get(m - 1):
