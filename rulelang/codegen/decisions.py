@@ -34,19 +34,34 @@ CONST_ACTIONS = 100_000
 class DecisionPrinter:
     def choose_functions(self, pc: int, ins: ChooseAt) -> list[str]:
         """For the decision named d (its first option): legal_d lists the legal (option, args)
-        pairs, text_d writes an action's string, apply_d applies the k-th legal action.
+        pairs, text_d writes an action's string, apply_d applies the k-th legal action."""
+        node = ins.node
+        d = self.names.pause[pc]
+        line = node.span.line
+        out = self._legal_function(pc, node, d, line)
+        tables = self._text_tables(d, node)
+        out += self._text_functions(d, line, node, tables)
+        out += self._apply_function(d, line, ins, tables)
+        return out
+
+    def _legal_function(self, pc: int, node, d: str, line: int) -> list[str]:
+        """legal_d, with the tables it reads before it (the lines heading the module part of
+        the decision).
 
         An option's `when` is split at its top-level `and`s and each part is tested where the
         plan puts it (passes.plan_options). Sub-expressions that cannot fault are computed once,
         outside the loops that do not change them.
         """
-        node = ins.node
-        d = self.names.pause[pc]
-        line = node.span.line
         fn = _Fn()
         pre = Sink(fn, 1)
-        shared: dict[int, str] = {}
         self._pc, self._prefix, self._tables = pc, d, []
+        listed = {oi for cpc, oi, _ag in self.plan.shared_any.values() if cpc == pc}
+        fixed = None if listed or self.p.standing else self._fixed_listing(pc, node, fn, pre)
+        if fixed is not None:
+            return self._tables + [
+                f"def legal_{d}(s):  # rules:{line}: the choices of this decision",
+                *pre.lines, *fixed]
+        shared: dict[int, str] = {}
         body: list[str] = []
         reuse = self.plan.reused_any.get(pc, {})
         starts: dict[int, str] = {}
@@ -56,13 +71,9 @@ class DecisionPrinter:
         # tests/fixtures/reusedgap.rules)
         far = {i for j, lst in reuse.items() for i, _ag in lst if j > i + 1}
         ends: dict[int, str] = {}
-        listed = {oi for cpc, oi, _ag in self.plan.shared_any.values() if cpc == pc}
-        fixed = None if listed or self.p.standing else self._fixed_listing(pc, node, fn, pre)
-        if fixed is not None:
-            body.extend(fixed)
         fresh = True  # `out = []` heads the function (not when the first option takes known)
         first_end = True
-        for oi, opt in enumerate(node.options if fixed is None else ()):
+        for oi, opt in enumerate(node.options):
             if oi in needed:
                 starts[oi] = fn.tmp()
                 body.append(f"    {starts[oi]} = len(out)")
@@ -109,25 +120,21 @@ class DecisionPrinter:
                 ends[oi] = fn.tmp()
                 body.append(f"    {ends[oi]} = len(out)")
         # (legal_standing reads and sets s._endk after the decision's own options)
-        if fixed is None:
-            body.append("    s._endk = -1" if first_end else "    s._endk = endk")
+        body.append("    s._endk = -1" if first_end else "    s._endk = endk")
         if self.p.standing:
             # the deciding player's standing options (negative option numbers), when this
             # decision has legal actions of its own
             body += ["    if out:", "        legal_standing(s, out)"]
-        out = self._tables + [
+        return self._tables + [
             f"def legal_{d}(s{', known=None' if listed else ''}):  # rules:{line}: "
-            "the choices of this decision", *(["    out = []"] if fresh and fixed is None else [])]
-        out += pre.lines + body + (["    return out"] if fixed is None else [])
-        # strings
-        out.append("")
-        out.append("")
-        out.append(f"def text_{d}(opt, args):  # rules:{line}")
-        if self.p.standing:
-            out.append("    if opt < 0:")
-            out.append("        return text_standing(opt, args)")
-        # one parameter over an enum or a constant int range: its strings made once, in a tuple
-        tables: dict[int, tuple[str, str, int, int]] = {}  # option -> (its line, name, lo, step)
+            "the choices of this decision", *(["    out = []"] if fresh else []),
+            *pre.lines, *body, "    return out"]
+
+    def _text_tables(self, d: str, node) -> dict[int, tuple[str, str, int, int]]:
+        """option -> (the line making its table of strings, the table's name, lo, step), for the
+        options whose strings are made once: one parameter over an enum or a constant int range
+        (a tuple), or several (a dict keyed by the argument tuple, step 0: _text_dict)."""
+        tables: dict[int, tuple[str, str, int, int]] = {}
         for oi, opt in enumerate(node.options):
             if len(opt.params) > 1:
                 keyed = self._text_dict(d, opt)
@@ -150,40 +157,55 @@ class DecisionPrinter:
             lo, hi, step = bounds
             tables[oi] = (f"{table} = tuple({head} + str(v) + ')' "
                           f"for v in range({lo}, {hi + 1}, {step}))", table, lo, step)
+        return tables
 
-        def lookup(oi: int, args: str) -> str:
-            """The string of option oi's arguments `args` from its tuple (an argument is a
-            member of the domain: the listing walks it)."""
-            _line, table, lo, step = tables[oi]
-            if step == 0:  # a dict keyed by the argument tuple (_text_dict)
-                return f"{table}[{args}]"
-            at = f"{args}[0]" if lo == 0 else f"({args}[0] - {lo})" if lo > 0 \
-                else f"({args}[0] + {-lo})"
-            return f"{table}[{at if step == 1 else f'{at} // {step}'}]"
+    @staticmethod
+    def _text_lookup(table_of: tuple[str, str, int, int], args: str) -> str:
+        """The string of an option's arguments `args` from its table (an argument is a member
+        of the domain: the listing walks it)."""
+        _line, table, lo, step = table_of
+        if step == 0:  # a dict keyed by the argument tuple (_text_dict)
+            return f"{table}[{args}]"
+        at = f"{args}[0]" if lo == 0 else f"({args}[0] - {lo})" if lo > 0 \
+            else f"({args}[0] + {-lo})"
+        return f"{table}[{at if step == 1 else f'{at} // {step}'}]"
 
+    def _text_functions(self, d: str, line: int, node, tables: dict) -> list[str]:
+        """text_d (one action's string) and texts_d (a whole listing's)."""
+        out = ["", "", f"def text_{d}(opt, args):  # rules:{line}"]
+        if self.p.standing:
+            out.append("    if opt < 0:")
+            out.append("        return text_standing(opt, args)")
         for oi, opt in enumerate(node.options):
             out.append(f"    if opt == {oi}:")
-            text = lookup(oi, "args") if oi in tables else self._text_expr(opt)
+            text = self._text_lookup(tables[oi], "args") if oi in tables \
+                else self._text_expr(opt)
             out.append(f"        return {text}")
         out.append("    raise AssertionError(opt)")
         # the strings of a whole listing (legal_actions; a decision may list a thousand bids):
         # without a call for the options whose strings are fixed or in a tuple
-        fixed = {oi: repr(ident(opt.name) + "()") if not opt.params else lookup(oi, "a")
+        fixed = {oi: repr(ident(opt.name) + "()") if not opt.params
+                 else self._text_lookup(tables[oi], "a")
                  for oi, opt in enumerate(node.options) if not opt.params or oi in tables}
         tail = f"text_{d}(o, a)"
         if len(fixed) == len(node.options) and not self.p.standing:
             tail = fixed.pop(len(node.options) - 1)  # (every option listed is one of these)
         chain = "".join(f"{x} if o == {oi} else " for oi, x in fixed.items()) + tail
-        out += ["", "", f"def texts_{d}(acts):  # rules:{line}",
-                f"    return [{chain} for o, a in acts]"]
-        # apply: the k-th legal action (k already checked): its string, its bindings, resume
+        return out + ["", "", f"def texts_{d}(acts):  # rules:{line}",
+                      f"    return [{chain} for o, a in acts]"]
+
+    def _apply_function(self, d: str, line: int, ins: ChooseAt, tables: dict) -> list[str]:
+        """apply_d: the k-th legal action (k already checked): its string, its bindings, then
+        the flow resumed; headed by the option's tables of strings."""
+        node = ins.node
+        out: list[str] = []
         texts = []
         for oi, opt in enumerate(node.options):
             if not opt.params:
                 texts.append(repr(ident(opt.name) + "()"))
             elif oi in tables:
                 out += ["", "", tables[oi][0]]
-                texts.append(lookup(oi, "args"))
+                texts.append(self._text_lookup(tables[oi], "args"))
             else:
                 texts.append(f"text_{d}({oi}, args)")
         out += ["", "", f"def apply_{d}(s, acts, k):  # rules:{line}"]
