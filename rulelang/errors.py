@@ -41,12 +41,30 @@ class Diagnostic:
         if source is not None and self.span.line > 0:
             lines = source.splitlines()
             if self.span.line <= len(lines):
-                text = lines[self.span.line - 1].expandtabs(1)
+                text, at = _window(lines[self.span.line - 1].expandtabs(1),
+                                   max(self.span.col - 1, 0))
                 gutter = f"{self.span.line:>5} | "
                 out.append(gutter + text)
-                out.append(" " * (len(gutter) + max(self.span.col - 1, 0)) + "^")
+                out.append(" " * (len(gutter) + at) + "^")
         out.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(out)
+
+
+# The most characters of a source line an excerpt shows: a longer line (a generated file's, or
+# one long expression) is cut to this many around the column, "..." marking each cut.
+EXCERPT_WIDTH = 100
+
+
+def _window(text: str, at: int) -> tuple[str, int]:
+    """(the part of a source line an excerpt shows, the caret's offset in it) for the 0-based
+    column `at`: the whole line when it fits in EXCERPT_WIDTH, else EXCERPT_WIDTH characters
+    around the column (its start or its end when the column is near one)."""
+    if len(text) <= EXCERPT_WIDTH:
+        return text, at
+    start = min(max(at - EXCERPT_WIDTH // 2, 0), len(text) - EXCERPT_WIDTH)
+    end = start + EXCERPT_WIDTH
+    head = "..." if start > 0 else ""
+    return head + text[start:end] + ("..." if end < len(text) else ""), len(head) + at - start
 
 
 class RulesError(Exception):

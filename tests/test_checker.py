@@ -162,6 +162,27 @@ def test_render_caret_with_tabs() -> None:
     assert lines[1][lines[1].index("| ") + 2:][13:17] == "true"
 
 
+def test_render_long_line_shows_a_window_around_the_column() -> None:
+    # A 40,000-character line is quoted as the 100 characters around the column, each cut
+    # marked "...", with the caret under the character the column names.
+    pad, note = " " * 20_000, "  # " + "x" * 20_000
+    err = _error(MINI.replace("cash[p] += 1", f"cash[p] += {pad}cahs{note}"))
+    (d,) = err.diagnostics
+    assert (d.code, d.span.line, d.span.col) == ("E010", 12, 20_016)
+    lines = str(err).splitlines()
+    gutter = lines[1].index("| ") + 2
+    quoted = lines[1][gutter:]
+    assert quoted.startswith("...") and quoted.endswith("...") and len(quoted) == 106
+    at = lines[2].index("^") - gutter
+    assert quoted[at:at + 4] == "cahs" and at == 53
+    # near one end of the line the window is the line's start (or end), cut on one side only
+    err = _error(MINI.replace("cash[p] += 1", f"cash[p] += cahs{note}"))
+    lines = str(err).splitlines()
+    quoted = lines[1].split("| ", 1)[1]
+    assert quoted == f"    cash[p] += cahs{note}"[:100] + "..."
+    assert _caret_col(lines, quoted) == 16
+
+
 def test_render_syntax_error_lists_expected_tokens() -> None:
     err = _error(MINI.replace("for p in players", "for p players"))
     (d,) = err.diagnostics
