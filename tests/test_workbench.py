@@ -198,6 +198,33 @@ def test_t_quantiles_and_paired_intervals() -> None:
     assert not stats.paired([1, 2], [1, 2]).significant
 
 
+def test_figures_are_written_out_to_significant_digits() -> None:
+    # Measures such as a winner's margin in money read in full (".4g" wrote 1.083e+04).
+    sig = stats.sig
+    assert sig(10832.5, 4) == "10,830" and sig(720.3, 2) == "720" and sig(1200.0, 2) == "1,200"
+    assert sig(6.855, 4) == "6.855" and sig(28.0, 4) == "28" and sig(151.66, 4) == "151.7"
+    assert sig(0.0012345, 4) == "0.001234" and sig(1e-7, 4) == "0.0000001"
+    assert sig(9999.6, 4) == "10,000" and sig(-1234.5, 4, True) == "-1,234"
+    assert sig(12.5, 4, True) == "+12.5" and sig(0.0, 4, True) == "+0" and sig(0.0, 4) == "0"
+    assert sig(float("inf"), 2, True) == "+inf" and sig(float("-inf"), 2) == "-inf"
+
+
+def test_verdicts_give_win_rates_in_percentage_points() -> None:
+    from rulelang.workbench.compare import verdict_lines
+
+    row = {"measure": "wins seat 2", "difference": {"mean": -0.0733, "ci95": [-0.139, -0.008],
+                                                    "significant": True}}
+    money = {"measure": "winner's margin", "difference": {
+        "mean": 2549.3, "ci95": [1270.4, 3828.2], "significant": True}}
+    result = {"arms": {"a": {"label": "base rules"}, "b": {"label": "max_buy=5"}},
+              "rows": [row, money], "games": 300}
+    assert verdict_lines(result) == [
+        "wins seat 2: lower with max_buy=5 than with base rules by 7.3 points "
+        "(95% interval -13.9 to -0.8).",
+        "winner's margin: higher with max_buy=5 than with base rules by 2,550 "
+        "(95% interval 1,270 to 3,830)."]
+
+
 def test_elo_ratings() -> None:
     even = stats.elo([(0, 1, 1.0), (0, 1, 0.0)] * 5, 2)
     assert even == pytest.approx([0.0, 0.0])

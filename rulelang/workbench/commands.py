@@ -12,6 +12,7 @@ from rich.text import Text
 
 from rulelang import sim
 from rulelang.workbench import cliutil
+from rulelang.workbench.stats import sig
 
 
 def _ctx_loader(ctx: click.Context) -> Callable[..., Any]:
@@ -191,10 +192,12 @@ def _ci(iv: dict[str, Any], pct: bool = False) -> str:
     lo, hi = iv["ci95"]
     if pct:
         return f"{100 * lo:+.1f} … {100 * hi:+.1f}"
-    return f"{lo:+.4g} … {hi:+.4g}"
+    return f"{sig(lo, 4, True)} … {sig(hi, 4, True)}"
 
 
 def render_compare(result: dict[str, Any]) -> list[Any]:
+    from rulelang.workbench.compare import is_rate
+
     head = Text()
     head.append(result["game"], style="bold")
     head.append(f"  {result['players']} players ({','.join(result['seats'])}), "
@@ -205,13 +208,13 @@ def render_compare(result: dict[str, Any]) -> list[Any]:
     for col in ("measure", "A", "B", "B - A", "95% interval", "significant"):
         table.add_column(col, justify="left" if col == "measure" else "right")
     for r in result["rows"]:
-        pct = r["measure"].startswith(("wins seat", "first-player"))
+        pct = is_rate(r["measure"])
         d = r["difference"]
         if pct:
             cells = (f"{100 * r['a']['mean']:.1f}%", f"{100 * r['b']['mean']:.1f}%",
                      f"{100 * d['mean']:+.1f} pts", _ci(d, True))
         else:
-            cells = (f"{r['a']['mean']:.4g}", f"{r['b']['mean']:.4g}", f"{d['mean']:+.4g}",
+            cells = (sig(r['a']['mean'], 4), sig(r['b']['mean'], 4), sig(d['mean'], 4, True),
                      _ci(d))
         table.add_row(r["measure"], *cells, "yes" if d["significant"] else "no")
     return [head, table]
@@ -349,7 +352,7 @@ def _pm(iv: dict[str, Any], pct: bool = False) -> str:
     half = (hi - lo) / 2 if hi != float("inf") else float("inf")
     if pct:
         return f"{100 * iv['mean']:.1f}% ± {100 * half:.1f}"
-    return f"{iv['mean']:.4g} ± {half:.2g}"
+    return f"{sig(iv['mean'], 4)} ± {sig(half, 2)}"
 
 
 def sweep_columns(result: dict[str, Any]) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from rulelang import sim
 from rulelang.sim import GameResult, RunSpec, run_games
-from rulelang.workbench.stats import Interval, elo, mean_interval, paired
+from rulelang.workbench.stats import Interval, elo, mean_interval, paired, sig
 
 
 @dataclass(frozen=True)
@@ -155,21 +155,30 @@ def _ordered(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
     return names
 
 
+def is_rate(measure: str) -> bool:
+    """A measure that is a share of the games (a seat's wins, the first player's edge), which
+    tables and sentences show in percent and percentage points."""
+    return measure.startswith(("wins seat", "first-player"))
+
+
 def verdict_lines(result: Mapping[str, Any]) -> list[str]:
     """Plain sentences: which differences are significant (95%), and which are not."""
     a = result["arms"]["a"]["label"]
     b = result["arms"]["b"]["label"]
     lines = []
-    sig = [r for r in result["rows"] if r["difference"]["significant"]]
-    if not sig:
+    found = [r for r in result["rows"] if r["difference"]["significant"]]
+    if not found:
         lines.append(f"No measured difference between {a} and {b} is significant at 95% "
                      f"over {result['games']} paired games.")
-    for r in sig:
+    for r in found:
         d = r["difference"]
         direction = "higher" if d["mean"] > 0 else "lower"
-        lines.append(f"{r['measure']}: {direction} with {b} than with {a} by "
-                     f"{abs(d['mean']):.3g} (95% interval {d['ci95'][0]:.3g} to "
-                     f"{d['ci95'][1]:.3g}).")
+        (lo, hi), by = d["ci95"], abs(d["mean"])
+        if is_rate(r["measure"]):  # as the table shows them: percentage points
+            by = f"{100 * by:.1f} points (95% interval {100 * lo:+.1f} to {100 * hi:+.1f})"
+        else:
+            by = f"{sig(by, 3)} (95% interval {sig(lo, 3)} to {sig(hi, 3)})"
+        lines.append(f"{r['measure']}: {direction} with {b} than with {a} by {by}.")
     tested = [r for r in result["rows"] if r["difference"]["ci95"][0] != r["difference"]["ci95"][1]]
     if len(tested) >= 10:
         lines.append(f"{len(tested)} measures varied between games: at 95%, about "

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from rulelang.workbench.describe import STYLE
+from rulelang.workbench.stats import sig
 
 
 def require_matplotlib() -> None:
@@ -181,8 +182,9 @@ def compare_report(result: dict[str, Any]) -> str:
     rows, marks = [], []
     for r in result["rows"]:
         d = r["difference"]
-        rows.append([r["measure"], f"{r['a']['mean']:.4g}", f"{r['b']['mean']:.4g}",
-                     f"{d['mean']:+.4g}", f"{d['ci95'][0]:+.4g} … {d['ci95'][1]:+.4g}",
+        rows.append([r["measure"], sig(r['a']['mean'], 4), sig(r['b']['mean'], 4),
+                     sig(d['mean'], 4, True),
+                     f"{sig(d['ci95'][0], 4, True)} … {sig(d['ci95'][1], 4, True)}",
                      "yes" if d["significant"] else "no"])
         marks.append(d["significant"])
     parts.append(_h(2, "Paired differences"))
@@ -287,7 +289,7 @@ def sweep_report(result: dict[str, Any]) -> str:
         cells = [r["point"][n] for n in names]
         for c in cols:
             iv = r["measures"][c]
-            cells.append(f"{iv['mean']:.4g} [{iv['ci95'][0]:.4g}, {iv['ci95'][1]:.4g}]")
+            cells.append(f"{sig(iv['mean'], 4)} [{sig(iv['ci95'][0], 4)}, {sig(iv['ci95'][1], 4)}]")
         rows.append(cells)
     parts.append(_h(2, "Values"))
     parts.append(_table([*names, *cols], rows))

@@ -17,6 +17,24 @@ _T95 = (12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836, 2.4469
         2.059538553, 2.055529439, 2.051830516, 2.048407142, 2.045229642, 2.042272456)
 
 
+def sig(x: float, digits: int, sign: bool = False) -> str:
+    """x to `digits` significant figures, written out in full with thousands separated by
+    commas, the way a table of game measures reads best: 10832.5 -> "10,830" (where the format
+    .4g gives "1.083e+04"), 6.855 -> "6.855", 28.0 -> "28", 0.0012345 -> "0.001234". `sign`:
+    a "+" before a positive value. An infinite or undefined value is written as Python
+    writes it."""
+    if not math.isfinite(x):
+        return f"{x:+}" if sign and x > 0 else f"{x}"
+    if x == 0:
+        return "+0" if sign else "0"
+    places = digits - 1 - math.floor(math.log10(abs(x)))
+    x = round(x, places)
+    text = f"{x:{'+' if sign else ''},.{max(places, 0)}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
 def t95(df: int) -> float:
     """The two-sided 95% quantile of Student's t with `df` degrees of freedom."""
     if df < 1:
