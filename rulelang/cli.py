@@ -369,7 +369,8 @@ def render_summary(summary: dict[str, Any]) -> list[Any]:
     length = summary["length"]
     overview.add_row(
         "game length (decisions)",
-        f"{length['mean']:.1f} ± {length['stdev']:.1f}  [{length['min']}, {length['max']}]",
+        f"{_fmt_num(length['mean'])} ± {_fmt_num(length['stdev'])}  "
+        f"[{length['min']:,}, {length['max']:,}]",
     )
     chance = summary["chance_events"]
     overview.add_row("chance events per game", f"{chance['mean']:.1f} ± {chance['stdev']:.1f}")
@@ -385,10 +386,10 @@ def render_summary(summary: dict[str, Any]) -> list[Any]:
             f"{seat['wins']:g}",
             f"{100 * seat['win_rate']:.1f}%",
             f"{100 * low:.1f}% – {100 * high:.1f}%",
-            f"{score['mean']:.1f}",
-            f"{score['stdev']:.1f}",
-            str(score["min"]),
-            str(score["max"]),
+            _fmt_num(score["mean"]),
+            _fmt_num(score["stdev"]),
+            f"{score['min']:,}",
+            f"{score['max']:,}",
         )
     return [head, overview, seats]
 

@@ -448,6 +448,25 @@ def test_cli_simulate_table_and_json(fake_file: Path, tmp_path: Path) -> None:
     assert deterministic(summary) == json.loads(json.dumps(deterministic(expected)))
 
 
+def test_simulate_tables_separate_thousands() -> None:
+    # Acquire-sized scores and long games read with thousands separators.
+    from rulelang.cli import render_summary
+
+    seat = {"seat": 0, "wins": 12.5, "win_rate": 0.25, "win_ci95": [0.15, 0.385],
+            "score": {"mean": 39160.04, "stdev": 11163.25, "min": 7900, "max": 69800}}
+    summary = {"game": "G", "players": 4, "games": 50, "seed": 0, "backend": "compiled",
+               "variant": None, "params": {},
+               "timing": {"games_per_sec": 1234.5, "decisions_per_sec": 271590.4,
+                          "elapsed_seconds": 0.04, "jobs": 1},
+               "length": {"mean": 1212.34, "stdev": 29.9, "min": 1139, "max": 1289},
+               "chance_events": {"mean": 90.4, "stdev": 10.7}, "seats": [seat]}
+    _head, overview, seats = render_summary(summary)
+    assert [list(c.cells) for c in overview.columns][1] == [
+        "1,234.50", "271,590", "0.04 s (1 job)", "1,212.3 ± 29.9  [1,139, 1,289]", "90.4 ± 10.7"]
+    assert [list(c.cells)[0] for c in seats.columns] == [
+        "0", "12.5", "25.0%", "15.0% – 38.5%", "39,160.0", "11,163.2", "7,900", "69,800"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
