@@ -82,7 +82,9 @@ class RulesError(Exception):
                          for d in self.diagnostics)
 
     def __reduce__(self):
-        return (RulesError, (self.diagnostics, self.source, self.sources))
+        notes = getattr(self, "__notes__", None)
+        return (RulesError, (self.diagnostics, self.source, self.sources),
+                {"__notes__": notes} if notes else None)
 
     def __str__(self) -> str:
         return self.render()

@@ -35,7 +35,9 @@ class RulesRuntimeError(Exception):
         super().__init__(f"{location}: {message}")
 
     def __reduce__(self):
-        return (type(self), (self.message, self.location))
+        # (the notes too: a worker process's "in simulated game i (seed s)" reaches the parent)
+        notes = getattr(self, "__notes__", None)
+        return (type(self), (self.message, self.location), {"__notes__": notes} if notes else None)
 
 
 @dataclass(frozen=True)

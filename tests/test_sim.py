@@ -395,6 +395,40 @@ def test_unpicklable_worker_error_becomes_simulation_error(fake_file: Path) -> N
     assert "in simulated game" in remote.value.__notes__[0]
 
 
+DIVIDES = """\
+game Div
+players 2..2
+state { x: int[player] = 0 }
+flow {
+  for p in players {
+    choose p {
+      go(k: int in 1..3) {
+        x[p] += k // (k - k)
+      }
+    }
+  }
+}
+score p => x[p]
+"""
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+def test_a_rules_fault_in_a_worker_says_which_game(tmp_path: Path, backend: str) -> None:
+    # The fault's position and the game's index and seed, from a worker process as from this
+    # one (the note used to be lost on the way back: RulesRuntimeError pickled without it).
+    from rulelang.errors import RulesRuntimeError
+
+    path = tmp_path / "div.rules"
+    path.write_text(DIVIDES)
+    for jobs in (1, 2):
+        with pytest.raises(RulesRuntimeError) as err:
+            sim.simulate(path, 2, 2, seed=0, jobs=jobs, backend=backend)
+        assert str(err.value) == f"{path}:8:17: division by zero"
+        (note,) = err.value.__notes__
+        index = int(note.split()[3])
+        assert note == f"in simulated game {index} (seed {sim.game_seed(0, index)})"
+
+
 # ---------------------------------------------------------------------------- CLI
 
 
