@@ -237,7 +237,8 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
             failed += 1
             worst = max(worst, X.RULES)
             continue
-        click.echo(f"ok: {file} (game {game.name}, {len(game.variants)} variants)")
+        n = len(game.variants)
+        click.echo(f"ok: {file} (game {game.name}, {n} variant{'' if n == 1 else 's'})")
     if failed:
         ctx.exit(worst)
 

@@ -438,6 +438,14 @@ def test_parse_value() -> None:
     assert parse_value("benelux") == "benelux"
 
 
+def test_cli_check_counts_variants_in_english() -> None:
+    rules = Path(__file__).resolve().parent.parent / "rules"
+    for name, text in (("poder", "Poder, 1 variant)"), ("acquire", "Acquire, 0 variants)"),
+                       ("powergrid", "PowerGrid, 2 variants)")):
+        res = CliRunner().invoke(cli, ["check", str(rules / f"{name}.rules")])
+        assert res.exit_code == 0 and res.stdout.strip().endswith(f"(game {text}"), res.output
+
+
 def test_cli_check_ok_and_failure(fake_file: Path, tmp_path: Path) -> None:
     ok = run_cli(["check", fake_file])
     assert ok.exit_code == 0
