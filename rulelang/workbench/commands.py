@@ -192,7 +192,7 @@ def _ci(iv: dict[str, Any], pct: bool = False) -> str:
     lo, hi = iv["ci95"]
     if pct:
         return f"{100 * lo:+.1f} … {100 * hi:+.1f}"
-    return f"{sig(lo, 4, True)} … {sig(hi, 4, True)}"
+    return f"{sig(lo, 3, True)} … {sig(hi, 3, True)}"  # (as the verdicts give them)
 
 
 def render_compare(result: dict[str, Any]) -> list[Any]:

@@ -184,7 +184,7 @@ def compare_report(result: dict[str, Any]) -> str:
         d = r["difference"]
         rows.append([r["measure"], sig(r['a']['mean'], 4), sig(r['b']['mean'], 4),
                      sig(d['mean'], 4, True),
-                     f"{sig(d['ci95'][0], 4, True)} … {sig(d['ci95'][1], 4, True)}",
+                     f"{sig(d['ci95'][0], 3, True)} … {sig(d['ci95'][1], 3, True)}",
                      "yes" if d["significant"] else "no"])
         marks.append(d["significant"])
     parts.append(_h(2, "Paired differences"))
