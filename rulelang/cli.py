@@ -386,7 +386,7 @@ def render_summary(summary: dict[str, Any]) -> list[Any]:
             str(seat["seat"]),
             f"{seat['wins']:g}",
             f"{100 * seat['win_rate']:.1f}%",
-            f"{100 * low:.1f}% – {100 * high:.1f}%",
+            f"{100 * low:.1f}–{100 * high:.1f}%",
             _fmt_num(score["mean"]),
             _fmt_num(score["stdev"]),
             f"{score['min']:,}",

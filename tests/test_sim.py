@@ -506,7 +506,7 @@ def test_simulate_tables_separate_thousands() -> None:
     assert [list(c.cells) for c in overview.columns][1] == [
         "1,234.50", "271,590", "0.04 s (1 job)", "1,212.3 ± 29.9  [1,139, 1,289]", "90.4 ± 10.7"]
     assert [list(c.cells)[0] for c in seats.columns] == [
-        "0", "12.5", "25.0%", "15.0% – 38.5%", "39,160.0", "11,163.2", "7,900", "69,800"]
+        "0", "12.5", "25.0%", "15.0–38.5%", "39,160.0", "11,163.2", "7,900", "69,800"]
 
 
 @pytest.mark.parametrize(
