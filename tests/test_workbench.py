@@ -225,6 +225,17 @@ def test_verdicts_give_win_rates_in_percentage_points() -> None:
         "(95% interval 1,270 to 3,830)."]
 
 
+def test_compare_cells_give_rates_in_points_and_figures_in_full() -> None:
+    from rulelang.workbench.compare import compare_cells
+
+    rate = {"measure": "wins seat 2", "a": {"mean": 0.272}, "b": {"mean": 0.198},
+            "difference": {"mean": -0.0733, "ci95": [-0.139, -0.008]}}
+    money = {"measure": "winner's margin", "a": {"mean": 8191.2}, "b": {"mean": 10740.5},
+             "difference": {"mean": 2549.3, "ci95": [1270.4, 3828.2]}}
+    assert compare_cells(rate) == ("27.2%", "19.8%", "-7.3 pts", "-13.9 … -0.8")
+    assert compare_cells(money) == ("8,191", "10,740", "+2,549", "+1,270 … +3,830")
+
+
 def test_elo_ratings() -> None:
     even = stats.elo([(0, 1, 1.0), (0, 1, 0.0)] * 5, 2)
     assert even == pytest.approx([0.0, 0.0])
@@ -519,8 +530,10 @@ def test_reports_are_written_for_every_command(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     jobs = {
         "simulate": ["simulate", CARDS, "-p", "2", "-n", "10"],
-        "compare": ["compare", CARDS, "-p", "2", "-n", "10", "--b-variant", "rich"],
-        "sweep": ["sweep", NIM, "-p", "2", "--param", "tokens=3..6", "-n", "4"],
+        "compare": ["compare", CARDS, "-p", "2", "-n", "10", "--b-variant", "rich", "--json",
+                    tmp_path / "compare.json"],
+        "sweep": ["sweep", NIM, "-p", "2", "--param", "tokens=3..6", "-n", "4", "--json",
+                  tmp_path / "sweep.json"],
         "tournament": ["tournament", NIM, "--bots", "greedy,random", "-n", "4"],
     }
     for name, args in jobs.items():
@@ -532,6 +545,18 @@ def test_reports_are_written_for_every_command(tmp_path: Path) -> None:
         assert text.count('src="data:image/png;base64,') >= 1, name
         assert "http://" not in text and "https://" not in text  # self-contained
     assert "Paired differences" in (tmp_path / "compare.html").read_text()
+    # the reports' tables write figures as the terminal's do (win rates in percent)
+    from rulelang.workbench.commands import pm_cell
+    from rulelang.workbench.compare import compare_cells
+
+    compared = json.loads((tmp_path / "compare.json").read_text())
+    wins = next(r for r in compared["rows"] if r["measure"] == "wins seat 0")
+    html = (tmp_path / "compare.html").read_text()
+    assert all(f"<td>{cell}</td>" in html for cell in compare_cells(wins))
+    assert compare_cells(wins)[0].endswith("%")
+    swept = json.loads((tmp_path / "sweep.json").read_text())
+    cell = pm_cell(swept["points"][0]["measures"]["wins seat 0"], True)
+    assert "%" in cell and f"<td>{cell}</td>" in (tmp_path / "sweep.html").read_text()
     bad = run(["simulate", CARDS, "-p", "2", "-n", "3", "--report", tmp_path / "no" / "r.html"])
     assert bad.exit_code == X.FAILURE and "cannot write the report" in bad.stderr
 

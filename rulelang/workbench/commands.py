@@ -188,15 +188,8 @@ def compare(ctx: click.Context, file: str, players: int | None, bots_text: str |
     _write_report(report_target, "compare_report", result)
 
 
-def _ci(iv: dict[str, Any], pct: bool = False) -> str:
-    lo, hi = iv["ci95"]
-    if pct:
-        return f"{100 * lo:+.1f} … {100 * hi:+.1f}"
-    return f"{sig(lo, 3, True)} … {sig(hi, 3, True)}"  # (as the verdicts give them)
-
-
 def render_compare(result: dict[str, Any]) -> list[Any]:
-    from rulelang.workbench.compare import is_rate
+    from rulelang.workbench.compare import compare_cells
 
     head = Text()
     head.append(result["game"], style="bold")
@@ -208,15 +201,8 @@ def render_compare(result: dict[str, Any]) -> list[Any]:
     for col in ("measure", "A", "B", "B - A", "95% interval", "significant"):
         table.add_column(col, justify="left" if col == "measure" else "right")
     for r in result["rows"]:
-        pct = is_rate(r["measure"])
-        d = r["difference"]
-        if pct:
-            cells = (f"{100 * r['a']['mean']:.1f}%", f"{100 * r['b']['mean']:.1f}%",
-                     f"{100 * d['mean']:+.1f} pts", _ci(d, True))
-        else:
-            cells = (sig(r['a']['mean'], 4), sig(r['b']['mean'], 4), sig(d['mean'], 4, True),
-                     _ci(d))
-        table.add_row(r["measure"], *cells, "yes" if d["significant"] else "no")
+        table.add_row(r["measure"], *compare_cells(r),
+                      "yes" if r["difference"]["significant"] else "no")
     return [head, table]
 
 
@@ -347,7 +333,8 @@ def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: in
     _write_report(report_target, "sweep_report", result)
 
 
-def _pm(iv: dict[str, Any], pct: bool = False) -> str:
+def pm_cell(iv: dict[str, Any], pct: bool = False) -> str:
+    """A sweep cell: the mean and the half-width of its 95% interval (a rate in percent)."""
     lo, hi = iv["ci95"]
     half = (hi - lo) / 2 if hi != float("inf") else float("inf")
     if pct:
@@ -365,6 +352,8 @@ def sweep_columns(result: dict[str, Any]) -> list[str]:
 
 
 def render_sweep(result: dict[str, Any]) -> list[Any]:
+    from rulelang.workbench.compare import is_rate
+
     head = Text()
     head.append(result["game"], style="bold")
     head.append(f"  {result['players']} players ({','.join(result['seats'])}), "
@@ -378,7 +367,7 @@ def render_sweep(result: dict[str, Any]) -> list[Any]:
         table.add_column(c, justify="right")
     for row in result["points"]:
         cells = [str(row["point"][n]) for n in names]
-        cells += [_pm(row["measures"][c], c.startswith("wins")) for c in cols]
+        cells += [pm_cell(row["measures"][c], is_rate(c)) for c in cols]
         table.add_row(*cells)
     return [head, table]
 

@@ -161,6 +161,18 @@ def is_rate(measure: str) -> bool:
     return measure.startswith(("wins seat", "first-player"))
 
 
+def compare_cells(row: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    """A compare row's A, B, B - A and 95% interval as the terminal table and the HTML report
+    show them: rates in percent and percentage points, other figures to 4 significant digits
+    and the interval's ends to 3, as the verdicts give them."""
+    d = row["difference"]
+    (lo, hi), a, b = d["ci95"], row["a"]["mean"], row["b"]["mean"]
+    if is_rate(row["measure"]):
+        return (f"{100 * a:.1f}%", f"{100 * b:.1f}%", f"{100 * d['mean']:+.1f} pts",
+                f"{100 * lo:+.1f} … {100 * hi:+.1f}")
+    return sig(a, 4), sig(b, 4), sig(d["mean"], 4, True), f"{sig(lo, 3, True)} … {sig(hi, 3, True)}"
+
+
 def verdict_lines(result: Mapping[str, Any]) -> list[str]:
     """Plain sentences: which differences are significant (95%), and which are not."""
     a = result["arms"]["a"]["label"]

@@ -15,7 +15,6 @@ from typing import Any
 import click
 
 from rulelang.workbench.describe import STYLE
-from rulelang.workbench.stats import sig
 
 
 def require_matplotlib() -> None:
@@ -172,7 +171,7 @@ def compare_report(result: dict[str, Any]) -> str:
                 f"{result['seed']}, backend {result['backend']}. Differences are B - A with "
                 "95% intervals (Student's t on the per-game differences); significant rows are "
                 "in bold.")]
-    from rulelang.workbench.compare import verdict_lines
+    from rulelang.workbench.compare import compare_cells, verdict_lines
 
     parts.append("<ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in verdict_lines(result))
                  + "</ul>")
@@ -182,10 +181,7 @@ def compare_report(result: dict[str, Any]) -> str:
     rows, marks = [], []
     for r in result["rows"]:
         d = r["difference"]
-        rows.append([r["measure"], sig(r['a']['mean'], 4), sig(r['b']['mean'], 4),
-                     sig(d['mean'], 4, True),
-                     f"{sig(d['ci95'][0], 3, True)} … {sig(d['ci95'][1], 3, True)}",
-                     "yes" if d["significant"] else "no"])
+        rows.append([r["measure"], *compare_cells(r), "yes" if d["significant"] else "no"])
         marks.append(d["significant"])
     parts.append(_h(2, "Paired differences"))
     parts.append(_table(["measure", "A", "B", "B - A", "95% interval", "significant"], rows,
@@ -238,7 +234,8 @@ def tournament_report(result: dict[str, Any]) -> str:
 
 
 def sweep_report(result: dict[str, Any]) -> str:
-    from rulelang.workbench.commands import sweep_columns
+    from rulelang.workbench.commands import pm_cell, sweep_columns
+    from rulelang.workbench.compare import is_rate
 
     axes = result["axes"]
     names = [a["name"] for a in axes]
@@ -265,7 +262,7 @@ def sweep_report(result: dict[str, Any]) -> str:
             xs = ([r["point"][names[0]] for r in rows] if numeric
                   else list(range(len(rows))))
             ivs = [r["measures"][col] for r in rows]
-            scale = 100 if col.startswith("wins") else 1
+            scale = 100 if is_rate(col) else 1
             mean = [scale * iv["mean"] for iv in ivs]
             lo = [scale * iv["ci95"][0] if math.isfinite(iv["ci95"][0]) else scale * iv["mean"]
                   for iv in ivs]
@@ -281,15 +278,13 @@ def sweep_report(result: dict[str, Any]) -> str:
         if len(groups) > 1:
             ax.legend()
         ax.set_xlabel(names[0])
-        ax.set_ylabel(col + (" (%)" if col.startswith("wins") else ""))
+        ax.set_ylabel(col + (" (%)" if is_rate(col) else ""))
         ax.set_title(col)
         parts.append(_img(fig, f"{col} against {names[0]}"))
     rows = []
     for r in result["points"]:
         cells = [r["point"][n] for n in names]
-        for c in cols:
-            iv = r["measures"][c]
-            cells.append(f"{sig(iv['mean'], 4)} [{sig(iv['ci95'][0], 4)}, {sig(iv['ci95'][1], 4)}]")
+        cells += [pm_cell(r["measures"][c], is_rate(c)) for c in cols]
         rows.append(cells)
     parts.append(_h(2, "Values"))
     parts.append(_table([*names, *cols], rows))
