@@ -17,6 +17,7 @@ from rich.text import Text
 
 from rulelang import exitcodes as X
 from rulelang import sim
+from rulelang.workbench.stats import rate_interval
 
 # The back end used by simulate, play and replay when --backend is not given.
 DEFAULT_BACKEND = "compiled"
@@ -386,7 +387,7 @@ def render_summary(summary: dict[str, Any]) -> list[Any]:
             str(seat["seat"]),
             f"{seat['wins']:g}",
             f"{100 * seat['win_rate']:.1f}%",
-            f"{100 * low:.1f}–{100 * high:.1f}%",
+            rate_interval(low, high),
             _fmt_num(score["mean"]),
             _fmt_num(score["stdev"]),
             f"{score['min']:,}",

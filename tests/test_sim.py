@@ -507,6 +507,14 @@ def test_simulate_tables_separate_thousands() -> None:
         "1,234.50", "271,590", "0.04 s (1 job)", "1,212.3 ± 29.9  [1,139, 1,289]", "90.4 ± 10.7"]
     assert [list(c.cells)[0] for c in seats.columns] == [
         "0", "12.5", "25.0%", "15.0–38.5%", "39,160.0", "11,163.2", "7,900", "69,800"]
+    # the HTML report (--report) writes the same cells, with the seat's kind after its number
+    pytest.importorskip("matplotlib")
+    from rulelang.workbench.report import simulate_report
+
+    page = simulate_report(summary)
+    assert ("<tr><td>0</td><td>random</td><td>12.5</td><td>25.0%</td><td>15.0–38.5%</td>"
+            "<td>39,160.0</td><td>11,163.2</td><td>7,900</td><td>69,800</td></tr>") in page
+    assert "mean 1,212.3, standard deviation 29.9, from 1,139 to 1,289." in page
 
 
 @pytest.mark.parametrize(

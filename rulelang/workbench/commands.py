@@ -12,7 +12,7 @@ from rich.text import Text
 
 from rulelang import sim
 from rulelang.workbench import cliutil
-from rulelang.workbench.stats import sig
+from rulelang.workbench.stats import rate_interval, sig
 
 
 def _ctx_loader(ctx: click.Context) -> Callable[..., Any]:
@@ -262,7 +262,7 @@ def render_tournament(result: dict[str, Any]) -> list[Any]:
     for r in sorted(result["rows"], key=lambda r: -r["elo"]):
         lo, hi = r["win_ci95"]
         table.add_row(r["bot"], str(r["seat_games"]), f"{100 * r['win_rate']:.1f}%",
-                      f"{100 * lo:.1f}–{100 * hi:.1f}%", f"{r['elo']:+.0f}")
+                      rate_interval(lo, hi), f"{r['elo']:+.0f}")
     pairs = Table(title="Head to head (score of A against B when both play)",
                   title_justify="left")
     for col in ("A", "B", "pairings", "A's score", "95% interval", "verdict"):

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from rulelang.workbench.describe import STYLE
+from rulelang.workbench.stats import rate_interval
 
 
 def require_matplotlib() -> None:
@@ -142,9 +143,9 @@ def simulate_report(summary: dict[str, Any]) -> str:
         ["seat", "kind", "wins", "win rate", "95% interval", "score mean", "stdev", "min",
          "max"],
         [[s["seat"], kinds[s["seat"]], f"{s['wins']:g}", _pct(s["win_rate"]),
-          f"{_pct(s['win_ci95'][0])} – {_pct(s['win_ci95'][1])}",
-          f"{s['score']['mean']:.1f}", f"{s['score']['stdev']:.1f}", s["score"]["min"],
-          s["score"]["max"]] for s in seats]))
+          rate_interval(*s["win_ci95"]),
+          f"{s['score']['mean']:,.1f}", f"{s['score']['stdev']:,.1f}",
+          f"{s['score']['min']:,}", f"{s['score']['max']:,}"] for s in seats]))
     parts.append(_h(2, "Game length"))
     hist = summary.get("length_histogram")
     if hist:
@@ -158,8 +159,8 @@ def simulate_report(summary: dict[str, Any]) -> str:
         ax.set_title("Game length")
         parts.append(_img(fig, "Game length"))
     length = summary["length"]
-    parts.append(_p(f"Decisions per game: mean {length['mean']:.1f}, standard deviation "
-                    f"{length['stdev']:.1f}, from {length['min']} to {length['max']}."))
+    parts.append(_p(f"Decisions per game: mean {length['mean']:,.1f}, standard deviation "
+                    f"{length['stdev']:,.1f}, from {length['min']:,} to {length['max']:,}."))
     return page(f"{summary['game']} simulation", parts)
 
 
@@ -219,7 +220,7 @@ def tournament_report(result: dict[str, Any]) -> str:
                             "Win rate per seat-game"))
     parts.append(_table(["bot", "seat-games", "win rate", "95% interval", "Elo"],
                         [[r["bot"], r["seat_games"], _pct(r["win_rate"]),
-                          f"{_pct(r['win_ci95'][0])} – {_pct(r['win_ci95'][1])}",
+                          rate_interval(*r["win_ci95"]),
                           f"{r['elo']:+.0f}"] for r in rows]))
     parts.append(_h(2, "Head to head"))
     parts.append(_table(["A", "B", "pairings", "A's score", "95% interval", "verdict"],

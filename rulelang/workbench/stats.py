@@ -35,6 +35,12 @@ def sig(x: float, digits: int, sign: bool = False) -> str:
     return text
 
 
+def rate_interval(low: float, high: float) -> str:
+    """A win rate's interval as the tables write it, in percent with one decimal and one sign:
+    (0.213, 0.335) -> "21.3–33.5%" (the terminal's per-seat rows fit in 80 columns so)."""
+    return f"{100 * low:.1f}–{100 * high:.1f}%"
+
+
 def t95(df: int) -> float:
     """The two-sided 95% quantile of Student's t with `df` degrees of freedom."""
     if df < 1:
