@@ -793,6 +793,23 @@ def _chunks(games: int, jobs: int, batch: int | None = None) -> list[range]:
     return [range(start, min(start + size, games)) for start in range(0, games, size)]
 
 
+def _first_failure(failed: list, pending: set, starts: dict) -> BaseException:
+    """The error of the first game that fails, as one job would have met it: the chunks after
+    the earliest failed one are cancelled, those before it (already running: the pool starts
+    chunks in order) are waited for, and the error of the earliest chunk that failed is the
+    one raised. So `--jobs 2` names the same game and fault as `--jobs 1`, not whichever
+    worker failed first."""
+    first = min(failed, key=starts.__getitem__)
+    earlier = {f for f in pending if starts[f] < starts[first]}
+    for fut in pending - earlier:
+        fut.cancel()
+    if earlier:
+        done, _ = wait(earlier)
+        failed = [f for f in done if f.exception() is not None] + [first]
+        first = min(failed, key=starts.__getitem__)
+    return first.exception()
+
+
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
     """Cancel what has not started and terminate the workers at once (a worker may be deep in
     a long game; ProcessPoolExecutor only has public terminate_workers() from Python 3.14)."""
@@ -860,9 +877,13 @@ def run_games(
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), initializer=_worker_init,
                                initargs=(spec, os.getpid()))
     try:
-        pending = {pool.submit(_worker_chunk, chunk) for chunk in chunks}
+        starts = {pool.submit(_worker_chunk, chunk): chunk.start for chunk in chunks}
+        pending = set(starts)
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            failed = [f for f in finished if f.exception() is not None]
+            if failed:
+                raise _first_failure(failed, pending, starts)
             for fut in finished:
                 results.extend(fut.result())
             if progress is not None:

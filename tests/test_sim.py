@@ -7,6 +7,7 @@ import json
 import multiprocessing
 import os
 import random
+import time
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ ACQUIRE = REPO / "rules" / "acquire.rules"
 # die is rolled: a player whose pick equals (die - 1) % 3 + 1 scores 10 plus the pick.
 # Player 0 may declare the end from round 2 on when allow_end is set.
 
-FAKE_PARAMS = {"rounds": 2, "allow_end": False, "fault": False}
+FAKE_PARAMS = {"rounds": 2, "allow_end": False, "fault": False, "slow_roll": 0}
 FAKE_VARIANTS = ["loaded", "rigged"]
 WEIGHTS = {"loaded": [1, 1, 1, 1, 1, 5], "rigged": [0, 0, 0, 0, 0, 1]}
 
@@ -121,6 +122,8 @@ class FakeState:
             self.picks.append(int(arg))
         else:
             if self.game.params["fault"]:
+                if int(arg) == self.game.params["slow_roll"]:
+                    time.sleep(1.0)  # this roll faults late (a long game, say)
                 raise TwoArgError("die table has no entry", "fake.rules:3:1")
             target = (int(arg) - 1) % 3 + 1
             for p, pick in enumerate(self.picks):
@@ -393,6 +396,25 @@ def test_unpicklable_worker_error_becomes_simulation_error(fake_file: Path) -> N
     with pytest.raises(sim.SimulationError, match="TwoArgError: fake.rules:3:1") as remote:
         sim.simulate(fake_file, 2, 4, seed=0, jobs=2, params={"fault": True}, loader=fake_load)
     assert "in simulated game" in remote.value.__notes__[0]
+
+
+def test_jobs_name_the_first_failing_game_as_one_job_does(fake_file: Path) -> None:
+    # Every game faults at its first roll; game 0's roll faults a second late. One job meets
+    # game 0's fault first; two jobs used to report game 1's, which their second worker met
+    # first, and now wait for the games before it, as the results wait to be put in order.
+    def first_roll(root: int, index: int) -> int:
+        game = fake_load(fake_file)
+        record = sim.play_random_game(game, 2, sim.game_seed(root, index), True).record
+        return int(next(a for a in record["actions"] if a.startswith("roll"))[5:-1])
+
+    root = next(r for r in range(100) if first_roll(r, 0) != first_roll(r, 1))
+    params = {"fault": True, "slow_roll": first_roll(root, 0)}
+    with pytest.raises(TwoArgError) as one:
+        sim.simulate(fake_file, 2, 4, seed=root, params=params, loader=fake_load)
+    assert one.value.__notes__ == [f"in simulated game 0 (seed {sim.game_seed(root, 0)})"]
+    with pytest.raises(sim.SimulationError) as two:
+        sim.simulate(fake_file, 2, 4, seed=root, jobs=2, params=params, loader=fake_load)
+    assert two.value.__notes__ == one.value.__notes__
 
 
 DIVIDES = """\
