@@ -433,7 +433,7 @@ def play(
     tui: bool,
 ) -> None:
     """Play FILE at the terminal; each person sees only his own observation."""
-    from rulelang.play import EndOfInput, Session, plain_game
+    from rulelang.play import MAX_INVALID, EndOfInput, Session, plain_game
 
     obj = ctx.find_root().obj
     test_loader = obj.get("loader") if isinstance(obj, dict) else None
@@ -490,7 +490,9 @@ def play(
             console.print("\n" * 3)
 
     try:
-        finished = plain_game(session, console, read, clear=clear, err_console=err)
+        # a person at a terminal may mistype as often as he likes; a pipe may loop for ever
+        finished = plain_game(session, console, read, clear=clear, err_console=err,
+                              max_invalid=None if sys.stdin.isatty() else MAX_INVALID)
     except EndOfInput as exc:
         write_record()
         err.print(Text(f"\nerror: {exc}; game abandoned"))

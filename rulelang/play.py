@@ -164,18 +164,26 @@ def resolve(answer: str, legal: list[str], aliases: dict[str, str] | None = None
     for shown, name in sorted((aliases or {}).items(), key=lambda kv: -len(kv[0])):
         text = re.sub(r"(?<![\w])" + re.escape(shown) + r"(?![\w])", name, text,
                       flags=re.IGNORECASE)
+    parsed = [(split_action(a)[0].lower(), [x.lower() for x in split_action(a)[1]])
+              for a in legal]
     if re.fullmatch(r"[0-9]+", text):
-        # ASCII digits only (str.isdigit also takes '²'); a long number is simply out of range
+        # ASCII digits only (str.isdigit also takes '²'); a long number is simply out of range.
+        # A number is an action's number in the menu, or the one argument of an action ('30'
+        # for bid(30)): when it could be both, the answer is refused rather than guessed.
         k = int(text) - 1 if len(text) <= 9 else -1
+        by_arg = _arg_matches(parsed, [text])
         if 0 <= k < len(legal):
+            if by_arg and by_arg != [k]:
+                raise InputError(f"'{text}' could be action {text}, {legal[k]}, or "
+                                 f"{legal[by_arg[0]]}: type the action's name too")
             return k
+        if len(by_arg) == 1:
+            return by_arg[0]
         shown = text if len(text) <= 12 else text[:12] + "..."
         raise InputError(f"no action numbered {shown} (1-{len(legal)})")
     if text in legal:
         return legal.index(text)
     toks = _tokens(text)
-    parsed = [(split_action(a)[0].lower(), [x.lower() for x in split_action(a)[1]])
-              for a in legal]
     names = sorted({n for n, _ in parsed})
     matches: list[int] = []
     name_hits = [n for n in names if n == toks[0]] or [n for n in names if n.startswith(toks[0])]
@@ -184,27 +192,61 @@ def resolve(answer: str, legal: list[str], aliases: dict[str, str] | None = None
         matches = [k for k, (n, a) in enumerate(parsed) if n == name and (a == args or (
             not args and len([1 for n2, _ in parsed if n2 == name]) == 1))]
         if not matches and args:
-            # Parameters every legal action of this name shares may be left out: with one
-            # plant up for auction, `bid 23` is `bid(P13, 23)`.
-            same = [a for n, a in parsed if n == name]
-            free = [i for i in range(len(same[0])) if len({x[i] for x in same}) > 1]
-            if len(args) == len(free) < len(same[0]):
-                matches = [k for k, (n, a) in enumerate(parsed)
-                           if n == name and [a[i] for i in free] == args]
+            matches = _arg_matches(parsed, args, name)
         if not matches and not args:
             count = sum(1 for n, _ in parsed if n == name)
             raise InputError(f"{name} needs its parameters ({count} choices); "
                              f"type '? {name}' to list them")
+        if not matches:
+            raise InputError(_not_legal(name, args, [(k, a) for k, (n, a) in enumerate(parsed)
+                                                     if n == name], legal))
     elif len(name_hits) > 1:
         raise InputError(f"'{toks[0]}' could be {', '.join(name_hits)}")
     if not matches and not name_hits:
-        matches = [k for k, (_n, a) in enumerate(parsed) if a == toks]
+        matches = _arg_matches(parsed, toks)
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
         shown = ", ".join(legal[k] for k in matches[:6])
         raise InputError(f"'{text}' matches several actions: {shown}")
     raise InputError(f"'{text}' is not legal now; type ? for help")
+
+
+def _arg_matches(parsed: list[tuple[str, list[str]]], args: list[str],
+                 name: str | None = None) -> list[int]:
+    """The legal actions (of `name`, or of any name) whose arguments are `args`, or whose
+    varying arguments are: parameters that every legal action of a name shares may be left
+    out (with one plant up for auction, `bid 23` is `bid(P13, 23)`)."""
+    out: list[int] = []
+    for nm in sorted({n for n, _ in parsed}) if name is None else [name]:
+        group = [(k, a) for k, (n, a) in enumerate(parsed) if n == nm]
+        exact = [k for k, a in group if a == args]
+        if exact or not args:
+            out += exact
+            continue
+        free = [i for i in range(len(group[0][1])) if len({a[i] for _k, a in group}) > 1]
+        if len(args) == len(free) < len(group[0][1]):
+            out += [k for k, a in group if [a[i] for i in free] == args]
+    return sorted(out)
+
+
+def _not_legal(name: str, args: list[str], same: list[tuple[int, list[str]]],
+               legal: list[str]) -> str:
+    """Why `name args` names no legal action of that name (`same`: the legal ones, with their
+    indexes): too few arguments for several of them, or which values it takes."""
+    typed = f"'{name} {' '.join(args)}'"
+    begin = [k for k, a in same if len(args) < len(a) and a[:len(args)] == args]
+    if begin:
+        shown = ", ".join(legal[k] for k in begin[:6]) + (", ..." if len(begin) > 6 else "")
+        return f"{typed} could be {shown}: give every parameter"
+    # the one parameter that varies (with one plant up, bid(P13, 23) varies in its amount)
+    free = [i for i in range(len(same[0][1])) if len({tuple(a)[i] for _k, a in same}) > 1]
+    if len(free) == 1 and len(args) in (1, len(same[0][1])):
+        values = [a[free[0]] for _k, a in same]
+        if all(_is_int(v) for v in values):
+            return (f"{typed} is not legal now: {name} takes "
+                    f"{_int_runs(sorted(int(v) for v in values))}")
+    return f"{typed} is not legal now; type '? {name}' to list its choices"
 
 
 # ---------------------------------------------------------------------------------- session
@@ -215,6 +257,8 @@ class LogEntry:
     index: int  # position in the history
     actor: int  # seat, or CHANCE
     forced: bool = False
+    # with a single human seat: the entry was "?" to that person when it was made
+    hidden: bool = False
 
 
 class Session:
@@ -296,7 +340,11 @@ class Session:
             self.state.apply(self.state.chance_outcomes()[k][0])
         else:
             self.state.apply(self.state.legal_actions()[k])
-        self.log.append(LogEntry(len(self.state.history) - 1, actor, forced))
+        index = len(self.state.history) - 1
+        humans = self.humans()
+        hidden = (len(humans) == 1 and hasattr(self.state, "history_for")
+                  and self.state.history_for(humans[0])[index] == "?")
+        self.log.append(LogEntry(index, actor, forced, hidden))
         self.digests.append(self.state.digest())
 
     def advance(self) -> None:
@@ -319,17 +367,45 @@ class Session:
         if self.state.current_player != p:
             raise ValueError(f"it is not {seat_name(p)}'s turn")
         self.undo_stack.append((self.state.clone(), len(self.log), len(self.digests),
-                                self.rng.getstate()))
+                                self.rng.getstate(), self._hidden_from(p)))
         self._apply(k)
         self.advance()
 
+    def _hidden_from(self, p: int) -> frozenset[int]:
+        """The history entries p sees as "?" now."""
+        if not hasattr(self.state, "history_for"):
+            return frozenset()
+        return frozenset(i for i, h in enumerate(self.state.history_for(p)) if h == "?")
+
+    def undo_refusal(self) -> str | None:
+        """Why the last move cannot be taken back now, or None when it can. Undo is offered
+        only with a single human seat (in hot-seat play it would let a player take back a move
+        another person has seen), and not past anything the move let its player learn that
+        the same move played again would not change: a chance draw (his next tile, the dice),
+        another seat's secret move, or a reveal of secret moves made before it (sealed bids).
+        Taking back the move would show what comes next and let him choose again knowing it:
+        the draws and the bots' moves are replayed the same way."""
+        humans = self.humans()
+        if len(humans) != 1:
+            return "undo is only possible against bots"
+        if not self.undo_stack:
+            return "nothing to undo: you have not moved yet"
+        _state, nlog, _ndig, _rng, hidden = self.undo_stack[-1]
+        if hidden - self._hidden_from(humans[0]):
+            return "cannot undo: secret moves have been revealed since your move"
+        for e in self.log[nlog + 1:]:
+            if e.actor == CHANCE:
+                return "cannot undo: there has been a chance draw since your move"
+            if e.hidden:
+                return (f"cannot undo: {self.seat_label(e.actor)} has made a secret move "
+                        "since yours")
+        return None
+
     def can_undo(self) -> bool:
-        """Undo is offered only with a single human seat (in hot-seat play it would let a player
-        take back a move another person has seen)."""
-        return len(self.humans()) == 1 and bool(self.undo_stack)
+        return self.undo_refusal() is None
 
     def undo(self) -> None:
-        state, nlog, ndig, rng = self.undo_stack.pop()
+        state, nlog, ndig, rng, _hidden = self.undo_stack.pop()
         self.state = state
         del self.log[nlog:]
         del self.digests[ndig:]
@@ -382,6 +458,27 @@ class Session:
         if compact:
             flush()
         return out
+
+    def secret_entries(self, viewer: int, start: int = 0) -> set[int]:
+        """The log entries from `start` on that `viewer` sees as "?"."""
+        hist = self.state.history_for(viewer) if hasattr(self.state, "history_for") else []
+        return {j for j in range(start, len(self.log)) if hist and hist[self.log[j].index] == "?"}
+
+    def revealed_lines(self, viewer: int, secrets: set[int]) -> list[str]:
+        """The log entries in `secrets` (positions in the log, shown to `viewer` as "?") that
+        a reveal has made visible since, as one line per seat ("revealed: P1 (greedy):
+        bid(953)"); they are taken out of `secrets`."""
+        if not secrets or not hasattr(self.state, "history_for"):
+            return []
+        hist = self.state.history_for(viewer)
+        now = sorted(j for j in secrets if j < len(self.log) and hist[self.log[j].index] != "?")
+        secrets.difference_update(now)
+        by_actor: dict[int, list[str]] = {}
+        for j in now:
+            e = self.log[j]
+            by_actor.setdefault(e.actor, []).append(self.describe(hist[e.index]))
+        return [f"revealed: {self.seat_label(a, viewer)}: {', '.join(texts)}"
+                for a, texts in by_actor.items()]
 
     def describe(self, action: str) -> str:
         return describe_action(action, self.labels, self.display)
@@ -500,6 +597,11 @@ class EndOfInput(Exception):
     """Standard input ended (or too many invalid answers) while a person had to decide."""
 
 
+# Invalid answers in a row that end a game whose answers come from a pipe or a script (`yes 0 |
+# rulelang play ...` would loop for ever); a person at a terminal has no limit.
+MAX_INVALID = 10
+
+
 HELP = """\
 Answer with the number of an action, the action itself (place(5C)), or a looser form that
 matches one action: 'place 5c', 'PLACE 5C', 'dispose 2 4', or just the argument ('5c').
@@ -511,10 +613,11 @@ matches one action: 'place 5c', 'PLACE 5C', 'dispose 2 4', or just the argument 
 
 
 def plain_game(session: Session, console, read: Callable[[str], str],
-               max_invalid: int = 10, clear: Callable[[], None] | None = None,
-               err_console=None) -> bool:
+               max_invalid: int | None = MAX_INVALID,
+               clear: Callable[[], None] | None = None, err_console=None) -> bool:
     """Run a game in line mode. Returns True when the game ended, False if a person quit.
-    Raises EndOfInput when input ends or after `max_invalid` invalid answers in a row."""
+    Raises EndOfInput when input ends or after `max_invalid` invalid answers in a row (None:
+    no limit, for a person at a terminal)."""
     from rich.rule import Rule
     from rich.text import Text
 
@@ -522,6 +625,7 @@ def plain_game(session: Session, console, read: Callable[[str], str],
     hot_seat = len(humans) > 1
     spectator = None if not humans else humans[0]
     seen = {p: 0 for p in humans}  # per human: log entries already shown
+    secrets: dict[int, set[int]] = {p: set() for p in humans}  # of those, shown as "?"
     last_human: int | None = None
     session.advance()
     if not humans:
@@ -540,7 +644,8 @@ def plain_game(session: Session, console, read: Callable[[str], str],
             if clear is not None:
                 clear()
         last_human = p
-        new = session.log_lines(p, seen[p])
+        new = session.revealed_lines(p, secrets[p]) + session.log_lines(p, seen[p])
+        secrets[p] |= session.secret_entries(p, seen[p])
         seen[p] = len(session.log)
         console.print(Rule(session.status(p)))
         for line in new[-30:]:
@@ -584,25 +689,28 @@ def plain_game(session: Session, console, read: Callable[[str], str],
                     console.print(Text(line, style="dim"))
                 continue
             if low == "undo":
-                if session.can_undo():
+                refusal = session.undo_refusal()
+                if refusal is None:
                     session.undo()
                     seen[p] = min(seen[p], len(session.log))
+                    secrets[p] = {j for j in secrets[p] if j < len(session.log)}
                     console.print(Text("undone"))
                     break
-                console.print(Text("undo is only possible against bots, after a move of yours"))
+                console.print(Text(refusal))
                 continue
             try:
                 k = resolve(answer, legal, session.aliases)
             except ValueError as err:
                 invalid += 1
                 (err_console or console).print(Text(f"{err}", style="red"))
-                if invalid >= max_invalid:
+                if max_invalid is not None and invalid >= max_invalid:
                     raise EndOfInput(f"{invalid} invalid answers in a row") from None
                 continue
             session.play(p, k)
             break
     if len(humans) == 1:
-        for line in session.log_lines(spectator, seen[spectator]):
+        for line in (session.revealed_lines(spectator, secrets[spectator])
+                     + session.log_lines(spectator, seen[spectator])):
             console.print(Text(line, style="dim"))
     elif hot_seat and clear is not None:
         clear()  # nobody's own view stays on screen, only the result

@@ -3,6 +3,7 @@ hot-seat secrecy, undo and resume."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -56,13 +57,14 @@ LEGAL = ["place(4D)", "place(12A)", "pass_place()", "dispose(2, 4)", "dispose(0,
     ("1", 0), ("place(4D)", 0), ("place 4d", 0), ("PLACE(4D)", 0), ("Place 12A", 1),
     ("4d", 0), ("pass", 2), ("pass_place", 2), ("dispose 2 4", 3), ("dispose(0,4)", 4),
     ("buy luxor", 5), ("buy", 5), ("luxor", 5),
+    # just the argument that varies: dispose's trade is 4 in both, so 0 is dispose(0, 4)
+    ("0", 4),
 ])
 def test_loose_answers_resolve_to_the_unique_action(answer, index):
     assert resolve(answer, LEGAL) == index
 
 
 @pytest.mark.parametrize("answer, message", [
-    ("0", "no action numbered 0 (1-6)"),
     ("7", "no action numbered 7 (1-6)"),
     ("place", "place needs its parameters (2 choices)"),
     ("place 5c", "'place 5c' is not legal now"),
@@ -76,6 +78,36 @@ def test_answers_that_match_no_single_action_say_why(answer, message):
     with pytest.raises(InputError) as err:
         resolve(answer, LEGAL)
     assert message in str(err.value)
+
+
+BIDS = [f"bid(P13, {n})" for n in range(3, 51)] + ["pass_bid()"]
+
+
+@pytest.mark.parametrize("answer, message", [
+    # the menu numbers bid(P13, 32) 30 and pass_bid() 49; a bid of 30 or 49 is as likely meant
+    ("30", "'30' could be action 30, bid(P13, 32), or bid(P13, 30): type the action's name too"),
+    ("49", "'49' could be action 49, pass_bid(), or bid(P13, 49): type the action's name too"),
+    ("bid 51", "'bid 51' is not legal now: bid takes 3..50"),
+    ("bid 2", "'bid 2' is not legal now: bid takes 3..50"),
+])
+def test_a_number_that_could_mean_two_actions_is_refused(answer, message):
+    with pytest.raises(InputError) as err:
+        resolve(answer, BIDS)
+    assert str(err.value) == message
+    assert BIDS[resolve("bid 30", BIDS)] == "bid(P13, 30)"
+
+
+def test_an_amount_beyond_the_menu_numbers_is_the_amount():
+    legal = ["bid(P13, 45)", "bid(P13, 46)", "pass_bid()"]
+    assert resolve("46", legal) == 1
+
+
+def test_too_few_arguments_name_the_actions_they_could_be():
+    legal = ["dispose(0, 0)", "dispose(0, 2)", "dispose(1, 0)"]
+    with pytest.raises(InputError) as err:
+        resolve("dispose 0", legal)
+    assert str(err.value) == ("'dispose 0' could be dispose(0, 0), dispose(0, 2): "
+                              "give every parameter")
 
 
 def test_menu_summarises_a_long_int_range_once():
@@ -102,6 +134,18 @@ def test_end_of_input_ends_the_game_cleanly(tmp_path):
     assert "end of input while waiting for P0's move; game abandoned" in res.stderr
     rec = json.loads(record.read_text())
     assert rec["scores"] is None and len(rec["actions"]) == len(rec["digests"]) > 0
+
+
+def test_a_person_at_a_terminal_may_mistype_as_often_as_he_likes():
+    from rich.console import Console
+
+    from rulelang.play import plain_game
+
+    answers = iter(["0"] * 25 + ["q"])
+    s = Session(ACQUIRE, ["human", "random", "random"], seed=7)
+    console = Console(file=io.StringIO(), width=100)
+    assert plain_game(s, console, lambda _prompt: next(answers), max_invalid=None) is False
+    assert next(answers, None) is None  # all 25 were read, then q
 
 
 def test_piped_invalid_answers_stop_after_ten():
@@ -166,6 +210,45 @@ def test_undo_against_bots_takes_back_the_whole_turn():
     s.undo()
     assert s.state.digest() == before
     assert len(s.log) == len(s.digests)
+
+
+def test_undo_stops_at_a_secret_move_of_a_bot():
+    # Pola Naftowe, seed 2: P0 bids 100, the bots' sealed bids follow and are revealed before
+    # P0 moves again. Taking the bid back would let P0 bid again knowing theirs (1200, 2700).
+    s = Session(POLA, ["human", "random", "random"], seed=2)
+    s.advance()
+    s.play(0, s.state.legal_actions().index("lobby(100)"))
+    before = s.state.digest()
+    assert s.undo_refusal() == "cannot undo: P1 (random) has made a secret move since yours"
+    assert not s.can_undo() and s.state.digest() == before
+
+
+def test_undo_stops_at_a_reveal_of_secret_moves_made_before():
+    # The bots bid first; P2's bid is the last, and the reveal that follows it shows theirs.
+    s = Session(POLA, ["random", "random", "human"], seed=2)
+    s.advance()
+    assert s.state.history_for(2)[-2:] == ["?", "?"]
+    s.play(2, 0)
+    assert s.undo_refusal() == "cannot undo: secret moves have been revealed since your move"
+
+
+def test_undo_stops_at_a_chance_draw():
+    # Acquire, seed 7: P0 places, buys nothing, and draws his next tile.
+    s = Session(ACQUIRE, ["human", "random", "random"], seed=7)
+    s.advance()
+    s.play(0, 0)
+    assert s.can_undo()  # the buy decision follows in the same turn: nothing drawn yet
+    s.play(0, s.state.legal_actions().index("end_buy()"))
+    assert s.undo_refusal() == "cannot undo: there has been a chance draw since your move"
+
+
+def test_a_secret_move_shown_as_hidden_is_shown_again_when_revealed():
+    # Poder, seed 4: P2's sealed tender bid is "?" on P0's screen, and its reveal is shown
+    # on the next one (the log after it used to keep it "?"; only `log` showed it).
+    res = run(["play", PODER, "--players", "human,greedy,random", "--seed", "4"],
+              input="1\n" * 4 + "q\n")
+    hidden, _, after = res.stdout.partition("P2 (random): ?")
+    assert "revealed: P2 (random): bid(220)" in after
 
 
 def test_resume_continues_a_recorded_game(tmp_path):
