@@ -749,17 +749,30 @@ class Stepper:
         self.interactive = interactive
         self.read = read or _input_or_none
         self.stopped = False
+        self.hidden: dict[int, int] = {}  # steps shown to the seat as "?": their actors
 
     def show(self, i: int, actor: int, state) -> None:
         from rich.rule import Rule
         from rich.text import Text
 
-        if self.stopped or i < self.from_step:
+        if self.stopped:
             return
         hist = state.history if self.seat is None else state.history_for(self.seat)
+        revealed = sorted(j for j in self.hidden if hist[j] != "?")
+        if hist[i] == "?":
+            self.hidden[i] = actor
+        if i < self.from_step:
+            for j in revealed:
+                del self.hidden[j]
+            return
         who = "chance" if actor == CHANCE else seat_name(actor, self.seat)
         self.console.print(Rule(f"step {i}: {who}: "
                                 f"{describe_action(hist[i], self.labels, self.display)}"))
+        for j in revealed:  # a reveal at this step: what those steps were
+            a = self.hidden.pop(j)
+            self.console.print(Text(
+                f"revealed: step {j}: {'chance' if a == CHANCE else seat_name(a, self.seat)}: "
+                f"{describe_action(hist[j], self.labels, self.display)}"))
         if self.seat is None:
             obj = json.loads(state.to_json())
             obj["player"] = None

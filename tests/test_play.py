@@ -251,6 +251,15 @@ def test_a_secret_move_shown_as_hidden_is_shown_again_when_revealed():
     assert "revealed: P2 (random): bid(220)" in after
 
 
+def test_replay_step_shows_a_secret_move_when_it_is_revealed(tmp_path):
+    record = tmp_path / "poder.json"
+    run(["play", PODER, "--players", "human,greedy,random", "--seed", "4",
+         "--record", str(record)], input="1\n" * 4 + "q\n")
+    out = run(["replay", PODER, str(record), "--step", "--seat", "0"], input="").stdout
+    hidden, _, after = out.partition("step 28: P2: ?")
+    assert "revealed: step 28: P2: bid(220)" in after
+
+
 def test_resume_continues_a_recorded_game(tmp_path):
     record = tmp_path / "game.json"
     run(["play", PODER, "--players", "human,random,random", "--seed", "3",
