@@ -285,6 +285,19 @@ def test_tournament_ranks_mcts_first_on_nim() -> None:
     assert "Head to head" in out.stdout
 
 
+def test_head_to_head_intervals_stay_within_0_and_1_and_need_more_than_two_games() -> None:
+    # greedy lost both pairings: Student's t gave the interval 0 to 0, "random is stronger";
+    # over three it gave -1.1 to 1.8. Wilson's interval on the score counted as wins.
+    two = tournament(NIM, 2, 2, 1, ["greedy", "random"])["pairs"][0]
+    assert two["a_score"] == 0.0 and two["better"] is None and not two["significant"]
+    assert [round(x, 4) for x in two["ci95"]] == [0.0, 0.6576]
+    three = tournament(NIM, 2, 3, 1, ["greedy", "random"])["pairs"][0]
+    assert [round(x, 4) for x in three["ci95"]] == [0.0615, 0.7923]
+    forty = tournament(NIM, 2, 40, 1, ["greedy", "random"])["pairs"][0]
+    assert forty["a_score"] == 0.675 and forty["better"] == "greedy"
+    assert [round(x, 4) for x in forty["ci95"]] == [0.5202, 0.7992]
+
+
 # ---------------------------------------------------------------------------- warnings
 
 
