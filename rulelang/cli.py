@@ -404,7 +404,8 @@ def render_summary(summary: dict[str, Any]) -> list[Any]:
     "kinds",
     required=True,
     callback=_parse_players,
-    help="Comma-separated seats, each human or random, e.g. human,random,random.",
+    help="Comma-separated seats: human, random, greedy, mcts, mcts@ITERATIONS, mcts@SECONDSs "
+         "or module:function, e.g. human,greedy,random.",
 )
 @click.option("--seed", "-s", type=int, default=None, help="Seed for random players and chance.")
 @_common_game_options
@@ -515,7 +516,8 @@ def play(
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--players", "-p", "kinds", required=True, callback=_parse_players,
-              help="Comma-separated seats, each human or random, e.g. human,random,random.")
+              help="Comma-separated seats: human, random, greedy, mcts, mcts@ITERATIONS, "
+                   "mcts@SECONDSs or module:function, e.g. human,human,greedy.")
 @click.option("--seed", "-s", type=int, default=None, help="Seed for random players and chance.")
 @_common_game_options
 @click.option("--host", default="127.0.0.1", show_default=True)
