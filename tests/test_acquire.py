@@ -274,6 +274,25 @@ def test_four_chain_merger_resolved_largest_to_smallest(load_rules):
     assert "5E" not in s.get_var("loose")
 
 
+def test_a_merger_shows_its_defunct_and_surviving_chain(load_rules):
+    """The holders dispose knowing which chain is defunct and which survives (the view shows
+    defunct_chain and surviving_chain); outside a merger both are none."""
+    game = load_rules("acquire")
+    chains = {"Continental": ["4E", "3E", "2E", "1E", "1D", "1C", "1B"],
+              "Luxor": ["5D", "5C", "5B", "5A", "6A"],
+              "Tower": ["6E", "7E", "8E"]}
+    s = position(game, chains=chains, hands={0: ["5E", "12I"]},
+                 shares={1: {"Luxor": 2}, 2: {"Tower": 1}})
+    assert [s.get_var("defunct_chain"), s.get_var("surviving_chain")] == [None, None]
+    s.apply("place(5E)")
+    assert [s.get_var("defunct_chain"), s.get_var("surviving_chain")] == ["Luxor", "Continental"]
+    s.apply("dispose(0, 0)")
+    assert [s.get_var("defunct_chain"), s.get_var("surviving_chain")] == ["Tower", "Continental"]
+    s.apply("dispose(0, 0)")
+    assert "end_buy()" in s.legal_actions()
+    assert [s.get_var("defunct_chain"), s.get_var("surviving_chain")] == [None, None]
+
+
 def test_three_chain_merger_resolved_largest_to_smallest(load_rules):
     """L51: 5E joins Luxor (6), American (4), Tower (2): American is resolved before Tower."""
     game = load_rules("acquire")

@@ -357,7 +357,8 @@ def test_spaces_command(tmp_path):
     res = CliRunner().invoke(cli, ["spaces", rules("acquire"), "--players", "3"])
     assert res.exit_code == 0, res.output
     assert "  dispose(sell, trade)              139 ..    476  (338)" in res.output
-    assert "observation (3 players): 1568" in res.output  # ... unplaced at 1567, size 1
+    # ... surviving_chain at 1576, a one-hot Chain? of 8
+    assert "observation (3 players): 1584" in res.output
     res = CliRunner().invoke(cli, ["spaces", rules("acquire"), "--json"])
     data = json.loads(res.output)
     assert data["players"] == 2

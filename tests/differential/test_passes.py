@@ -434,7 +434,7 @@ def test_one_bit_masks_of_wide_enums_come_from_a_table():
     keptsets.rules (`c in hand[p]` in count, in lock step above)."""
     acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
     assert "\nBIT_Tile = tuple(1 << i for i in range(108))\n" in acq and "BIT_Chain" not in acq
-    assert "    s.v_board |= BIT_Tile[_l_place_tile__t]  # rules:205\n" in acq
+    assert "    s.v_board |= BIT_Tile[_l_place_tile__t]  # rules:209\n" in acq
     assert not re.search(r"1 << (_l_place_tile__t|s\.l_draw__t|_l_draw__t)\b", acq)
     assert re.search(r"_t\d+ \|= 1 << _v_chain_of\[v_adjacent_chains__n\]", acq)  # (7 chains)
     src = compile_program(rulelang.check_file(KEPT_SETS))
@@ -1007,7 +1007,7 @@ def test_member_removes():
     assert "    s.v_tokens[_l_spend__q] ^= 1 << s.l_spend__g  # rules:100\n" in src
     assert "fault_not_in_set(AT_100_" not in src and "fault_not_in_set(AT_90_" in src
     acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
-    assert "s.v_hand[s.l_place_tile__p] ^= BIT_Tile[_l_place_tile__t]  # rules:204\n" in acq
+    assert "s.v_hand[s.l_place_tile__p] ^= BIT_Tile[_l_place_tile__t]  # rules:208\n" in acq
     deck = ["2B", "3C", "7D"]
     for k in range(3):
         states = [rulelang.load(PROTO_PATH, backend=b).new_game(2)
@@ -1142,7 +1142,7 @@ def test_always_listed_option():
     it after the listing (Acquire's buy, protopath's give); the others keep it."""
     acq = compile_program(rulelang.check_file(os.path.join(ROOT, "rules", "acquire.rules")))
     assert "acts = legal_buy(s, _t" in acq and "fault_no_choice(AT_172_5)" not in acq
-    assert "fault_no_choice(AT_154_5)" in acq  # place: every option has a `when`
+    assert "fault_no_choice(AT_158_5)" in acq  # place: every option has a `when`
     src = compile_program(rulelang.check_file(PROTO_PATH))
     give = src.split("acts = legal_give(s")[1].split("return -1")[0]
     assert "if not acts" not in give
