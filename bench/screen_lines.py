@@ -23,6 +23,8 @@ CASES = [  # (file, seats, seed, action name that marks the turn to measure, nth
     ("rules/acquire.rules", 4, 7, "place", 20),
     ("rules/poder.rules", 3, 3, "bid", 1),
     ("rules/polanaftowe.rules", 3, 5, "lobby", 1),
+    ("rules/powergrid.rules", 3, 5, "bid", 1),
+    ("rules/powergrid.rules", 3, 5, "build", 10),
 ]
 
 
@@ -46,7 +48,8 @@ def screen(file: str, seats: int, seed: int, action: str, nth: int, width: int =
         buf.seek(0)
         buf.truncate()
         choices = [k for k, a in enumerate(legal) if not a.startswith("declare_end")]
-        return str(rng.choice(choices) + 1)
+        # the action itself: a menu number can also be an amount ('45': action 45 or bid 45)
+        return legal[rng.choice(choices)]
 
     try:
         plain_game(session, console, read)

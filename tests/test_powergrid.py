@@ -18,6 +18,8 @@ import functools
 import importlib.util
 import json
 import os
+import random
+import re
 
 import pytest
 
@@ -657,3 +659,215 @@ def test_random_games_finish(load_rules, variant, players):
     game = load_rules("powergrid", variant=variant)
     result = play_random_game(game, players, 3)
     assert result.decisions > 100
+
+
+# ------------------------------------------------------------------------------------ the view
+# The `view` section (docs/language.md section 18), evaluated from observations as `rulelang
+# play`, `serve` and `replay --step` do.
+
+@functools.cache
+def _viewer(variant: str):
+    from rulelang.viewmodel import Viewer
+    return Viewer(rulelang.check_file(PATH, variant=variant, params=FIXED))
+
+
+def view_of(s, seat, variant: str = "benelux") -> tuple[dict, dict]:
+    """The view's tables (title -> rows) and shown values (label -> text) for one seat."""
+    items = _viewer(variant).model(s.observation(seat))["items"]
+    tables = {i["title"]: i["rows"] for i in items if i["kind"] == "table"}
+    shows = {i["label"]: i["text"] for i in items if i["kind"] == "show"}
+    return tables, shows
+
+
+def known_position(pg):
+    """Benelux, 2 players, round 1, player 0 to build; order [1, 0]."""
+    s = first_build(pg())
+    arrange(s, market=["P07", "P10", "P13", "P16", "P18", "P21", "P26", "P30"], top=["P14"],
+            under=["P40"], owned=[["P05", "P11"], ["P04"]],
+            fuel=[fuel(coal=1, oil=2, uranium=1), fuel(coal=2)],
+            res_market={"Coal": 10, "Oil": 24, "Garbage": 1, "Uranium": 0},
+            supply={"Coal": 14, "Oil": 0, "Garbage": 23, "Uranium": 12},
+            network=[["Amsterdam"], ["Utrecht"]],
+            houses=houses((["Amsterdam", "Utrecht"], 1)))
+    return s
+
+
+def test_view_plant_markets(pg):
+    s = known_position(pg)
+    tables, _ = view_of(s, 0)
+    # Columns: min bid, burns, use, powers. L37, L81, P6: the four cheapest are on offer, and
+    # on Benelux the 5th too, being ecological (plant 18, wind).
+    assert tables["Actual market"] == [
+        ["P07", "7", "Oil", "3", "2"],
+        ["P10", "10", "Coal", "2", "2"],
+        ["P13", "13", "-", "0", "1"],
+        ["P16", "16", "Oil", "2", "3"],
+        ["P18", "18", "-", "0", "2"],
+    ]
+    assert tables["Future market"] == [
+        ["P21", "21", "Coal, Oil", "2", "4"],            # a hybrid burns coal and oil
+        ["P26", "26", "Oil", "2", "5"],
+        ["P30", "30", "Garbage", "3", "6"],
+    ]
+    # Each seat sees its own plants, with what they store (L66: twice the fuel use).
+    assert tables["Your plants"] == [
+        ["P05", "Coal, Oil", "2", "4", "1"],
+        ["P11", "Uranium", "1", "2", "2"],
+    ]
+    assert view_of(s, 1)[0]["Your plants"] == [["P04", "Coal", "2", "4", "1"]]
+
+
+def test_view_resources_and_players(pg):
+    s = known_position(pg)
+    tables, shows = view_of(s, 0)
+    # Columns: market, next units, supply, refill. A track of 24 spaces filled from the dearest:
+    # 10 coal occupy spaces 14-23, so the next units are spaces 14 (5), 15, 16, 17 (6 each);
+    # 24 oil: spaces 0-3, 1, 1, 1, 2; one garbage: space 23 only, 8; no uranium, no price.
+    # Refill, Benelux, 2 players, Step 1: 2 coal, 3 oil, 1 garbage, 1 uranium.
+    assert tables["Resources"] == [
+        ["Coal", "10", "5, 6, 6, 6", "14", "2"],
+        ["Oil", "24", "1, 1, 1, 2", "0", "3"],
+        ["Garbage", "1", "8", "23", "1"],
+        ["Uranium", "0", "", "12", "1"],
+    ]
+    # Rows in turn order (L94: plant 4 before plant 3 after round 1's auctions); columns cash,
+    # cities, plants, fuel (coal, oil, garbage, uranium), auction (empty outside phase 2).
+    assert tables["Players (turn order)"] == [
+        ["P1", "46", "1", "P04", "2, 0, 0, 0", ""],
+        ["P0 (you)", "47", "1", "P05, P11", "1, 2, 0, 1", ""],
+    ]
+    assert shows["Round, step"] == "1, 1"
+    assert shows["Cities for Step 2, for the end"] == "10, 21"          # 2 players
+    assert shows["Areas in play"] == ("green: Netherlands north/east, brown: Netherlands west, "
+                                      "yellow: Netherlands south")
+    assert shows["Next plant drawn"] == "P14"                          # the known top (L25)
+    assert shows["Under the deck"] == "P40"                            # L125
+    assert shows["P0's cities"] == "Amsterdam" and shows["P1's cities"] == "Utrecht"
+    assert "P2's cities" not in shows
+
+
+def test_view_build_costs_filter_the_cities(pg):
+    s = known_position(pg)
+    tables, _ = view_of(s, 0)
+    # The six cheapest cities player 0 may build in: in play, not Amsterdam (own house), not
+    # Utrecht (full in Step 1). From Amsterdam (map_benelux.json): Zaanstad 1, Haarlem 2,
+    # Leiden 4, Den Haag via Leiden 4 + 2, Apeldoorn 7 and Den Helder via Zaanstad 1 + 6 (ties
+    # in city order, before Rotterdam via Leiden 4 + 3); each plus the "10" slot.
+    rows = tables["Your build costs"]
+    assert rows == [
+        ["Zaanstad", "11", "0"], ["Haarlem", "12", "0"], ["Leiden", "14", "0"],
+        ["Den Haag", "16", "0"], ["Apeldoorn", "17", "0"], ["Den Helder", "17", "0"],
+    ]
+    # Every cost shown is what building there costs.
+    ids = {"Den Haag": "DenHaag", "Den Helder": "DenHelder"}
+    for name, cost, _houses in rows:
+        t = s.clone()
+        t.apply(f"build({ids.get(name, name)})")
+        assert t.get_var("cash")[0] == 47 - int(cost), name
+    # Player 1 (network Utrecht) sees its own costs, Amsterdam full: Leiden 4, Zaanstad via
+    # Amsterdam 4 + 1, Rotterdam 5, Apeldoorn 6, Arnhem 6, Haarlem via Amsterdam 4 + 2.
+    assert view_of(s, 1)[0]["Your build costs"] == [
+        ["Leiden", "14", "0"], ["Zaanstad", "15", "0"], ["Rotterdam", "15", "0"],
+        ["Apeldoorn", "16", "0"], ["Arnhem", "16", "0"], ["Haarlem", "16", "0"],
+    ]
+    # Before a player's first house the table waits for the building phase.
+    t = s.clone()
+    t.set_vars({"stage": 2, "network": [[], ["Utrecht"]], "houses": houses((["Utrecht"], 1))})
+    assert view_of(t, 0)[0]["Your build costs"] == []
+
+
+def test_view_auction_and_step3_card(pg):
+    s = start(pg(), 3)
+    s.apply("open(P03)")
+    assert view_of(s, 0)[1]["Auction: plant"] == "P03"
+    assert "Auction: high bid" not in view_of(s, 0)[1]  # the opening bid is still to come
+    s.apply("bid(3)")
+    s.apply("bid(4)")
+    shows = view_of(s, 2)[1]
+    assert [shows["Auction: plant"], shows["Auction: high bid"],
+            shows["Auction: high bidder"]] == ["P03", "4", "P1"]
+    s.apply("pass_bid()")
+    s.apply("pass_bid()")                        # player 1 bought plant 3 for 4
+    tables, shows = view_of(s, 0)
+    assert not any(label.startswith("Auction") for label in shows)
+    assert [r[0] for r in tables["Players (turn order)"]] == ["P0 (you)", "P1", "P2"]
+    assert [r[-1] for r in tables["Players (turn order)"]] == ["", "done", ""]
+    assert "Step 3 card" not in shows
+    s.set_vars({"step3_in_market": True})
+    assert view_of(s, 2)[1]["Step 3 card"] == "in the market: Step 3 begins after the auctions"
+
+
+def test_view_wien_discount_is_per_seat(pg):
+    s = start(pg("central_europe"), 2)
+    drive(s, at_phase("buy_resources"))
+    assert s.current_player == 0
+    s.set_vars({"network": [["Wien"], []], "houses": houses((["Wien"], 1)),
+                "owned": [["P06"], ["P04"]],
+                "res_market": {"Coal": 24, "Oil": 18, "Garbage": 6, "Uranium": 5}})
+    rows = {seat: {r[0]: r[2] for r in view_of(s, seat, "central_europe")[0]["Resources"]}
+            for seat in (0, 1)}
+    # Garbage: 6 units, spaces 18-21 cost 7, 7, 7, 8; L100: 1 less with Wien (player 0).
+    assert rows[1]["Garbage"] == "7, 7, 7, 8"
+    assert rows[0]["Garbage"] == "6, 6, 6, 7"
+    assert rows[0]["Coal"] == rows[1]["Coal"] == "1, 1, 1, 2"
+    # Uranium, 5 units (12 spaces): spaces 7-10: 8, 10, 12, 14.
+    assert rows[0]["Uranium"] == "8, 10, 12, 14"
+    # Buying agrees: the first garbage costs player 0 6; then spaces 19-22: 7, 7, 8, 8, less 1.
+    cash = s.get_var("cash")[0]
+    s.apply("buy(Garbage)")
+    assert s.get_var("cash")[0] == cash - 6
+    after = view_of(s, 0, "central_europe")[0]["Resources"]
+    assert after[2] == ["Garbage", "5", "6, 6, 7, 7", "18", "1"]
+
+
+def test_view_labels():
+    from rulelang.view import param_labels
+    labels = param_labels(_viewer("benelux").program)
+    assert labels["bid"] == ["amount"]
+    assert labels["open"] == ["plant"]
+    assert labels["build"] == ["city"]
+    assert labels["fire"] == ["plant", "coal burned"]
+    assert all(name not in ("a", "b", "c", "r", "x", "y")
+               for params in labels.values() for name in params)
+
+
+_PLANT = re.compile(r"\bP\d\d\b")
+
+
+@pytest.mark.parametrize("variant", ["benelux", "central_europe"])
+def test_view_evaluates_everywhere_and_hides_the_deck(load_rules, variant):
+    from rulelang import sim
+    game = load_rules("powergrid", variant=variant)
+    viewer = _viewer(variant)
+    rng = random.Random(3)
+    s = game.new_game(3)
+    checked = 0
+    for i in range(3000):
+        if s.is_terminal():
+            break
+        if s.current_player == CHANCE:
+            s.apply_index(sim.pick_chance(rng, s))
+        else:
+            s.apply_index(rng.randrange(s.num_choices()))
+        if i % 40:
+            continue
+        hidden = set(s.get_var("middle"))
+        spectator = json.loads(s.to_json())
+        spectator["player"] = None
+        for seat in (0, 1, 2, None):
+            model = viewer.model(s.observation(seat) if seat is not None else spectator, seat)
+            text = json.dumps(model, ensure_ascii=False)
+            # "?" is what a failed expression shows
+            assert '"?"' not in text, (seat, text)
+            # No plant of the hidden middle of the deck is named anywhere (L20-25).
+            assert not set(_PLANT.findall(text)) & hidden, (seat, hidden)
+        # The view depends on the observation only: with the plants that left the game unseen
+        # as the middle instead, the view is the same.
+        t = s.clone()
+        out = (set(viewer.program.enums["Plant"].members) - hidden - set(s.get_var("market"))
+               - set(s.get_var("top")) - set(s.get_var("under"))
+               - {x for o in s.get_var("owned") for x in o})
+        t.set_vars({"middle": sorted(out)})
+        assert viewer.model(t.observation(0)) == viewer.model(s.observation(0))
+        checked += 1
+    assert checked > 10
