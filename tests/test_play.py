@@ -212,6 +212,18 @@ def test_undo_against_bots_takes_back_the_whole_turn():
     assert len(s.log) == len(s.digests)
 
 
+def test_a_holder_disposing_in_a_merger_sees_which_chains_merge():
+    # Acquire, seed 0, P0 always taking the first action: his first dispose is of Luxor's
+    # shares, with Continental surviving (the prompt named neither).
+    s = Session(ACQUIRE, ["human", "random", "random"], seed=0)
+    s.advance()
+    while not s.state.legal_actions()[0].startswith("dispose("):
+        s.play(0, 0)
+    shows = {i["label"]: i["text"] for i in s.view(0)["items"] if i["kind"] == "show"}
+    assert shows["Merger: defunct chain"] == "Luxor"
+    assert shows["Merger: surviving chain"] == "Continental"
+
+
 def test_undo_stops_at_a_secret_move_of_a_bot():
     # Pola Naftowe, seed 2: P0 bids 100, the bots' sealed bids follow and are revealed before
     # P0 moves again. Taking the bid back would let P0 bid again knowing theirs (1200, 2700).
