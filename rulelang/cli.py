@@ -270,6 +270,10 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
 @click.option("--digest-every", type=click.IntRange(min=1), default=sim.RECORD_DIGEST_EVERY,
               show_default=True, help="Records keep the state digest after every k-th action "
                                       "and the last one (1 = after every action).")
+@click.option("--max-steps", type=click.IntRange(min=-1), default=sim.MAX_GAME_STEPS,
+              show_default=True,
+              help="A game not ended after this many steps (decisions and chance events) is "
+                   "an error: rules or bots that loop for ever stop the run (-1: no limit).")
 @click.option(
     "--json",
     "json_out",
@@ -296,6 +300,7 @@ def simulate(
     bot_opts: tuple[str, ...],
     records_dir: str | None,
     digest_every: int,
+    max_steps: int,
     json_out: str | None,
     report_out: str | None,
 ) -> None:
@@ -325,6 +330,7 @@ def simulate(
                 scheduler=scheduler,
                 batch=batch,
                 digest_every=digest_every,
+                max_steps=max_steps,
             )
     except KeyboardInterrupt:
         cliutil.interrupted()

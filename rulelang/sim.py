@@ -34,6 +34,25 @@ class SimulationError(RuntimeError):
     """A failure inside a worker process whose own exception could not cross the process gap."""
 
 
+# Steps (decisions and chance events) after which a simulated game that has not ended is an
+# error: rules, or seats' policies, that can loop for ever (a greedy bot that buys and sells the
+# same share back) would otherwise hang the run without a word. The longest games of the rules
+# files in rules/ take under 1,000 steps; `simulate --max-steps N` sets it, -1 for no limit.
+MAX_GAME_STEPS = 100_000
+
+
+class GameTooLong(SimulationError):
+    """A simulated game that had not ended after its run's step limit."""
+
+
+def _ended(state: Any, max_steps: int) -> None:
+    """Raise GameTooLong unless the game played up to the limit has ended."""
+    if state.current_player != TERMINAL:
+        raise GameTooLong(
+            f"the game had not ended after {max_steps:,} steps (decisions and chance events): "
+            "the rules, or the seats' policies, may loop for ever; --max-steps sets the limit")
+
+
 @dataclass(frozen=True, slots=True)
 class GameResult:
     """Outcome of one random playout."""
@@ -253,20 +272,24 @@ def kernel_of(game: Any) -> Callable[..., tuple[int, int]] | None:
     return getattr(game, "playout", None)
 
 
-def random_playout(game: Any, num_players: int, seed: int,
-                   kernel: bool | None = None) -> tuple[Any, int, int]:
+def random_playout(game: Any, num_players: int, seed: int, kernel: bool | None = None,
+                   max_steps: int = -1) -> tuple[Any, int, int]:
     """One random game (play_random_game's policy) from Random(seed), without a record:
     (final state, decisions, chance events). `kernel`: None uses the engine's playout kernel
-    when it has one, True requires it, False plays through the engine protocol."""
+    when it has one, True requires it, False plays through the engine protocol. With
+    `max_steps` (-1: no limit), a game that has not ended after that many steps raises
+    GameTooLong."""
     rng = random.Random(seed)
     state = game.new_game(num_players=num_players)
     fast = kernel_of(game) if kernel is not False else None
     if kernel and fast is None:
         raise ValueError(f"the {getattr(game, 'backend', '?')} engine has no playout kernel")
     if fast is not None:
-        decisions, chance_events = fast(state, rng, "random_end", -1)
-        return state, decisions, chance_events
-    decisions, chance_events = _drive_random(game, state, rng, None)
+        decisions, chance_events = fast(state, rng, "random_end", max_steps)
+    else:
+        decisions, chance_events = _drive_random(game, state, rng, None, max_steps)
+    if max_steps >= 0:
+        _ended(state, max_steps)
     return state, decisions, chance_events
 
 
@@ -282,6 +305,7 @@ def play_random_game(
     params: Mapping[str, Any] | None = None,
     digest_every: int = 1,
     kernel: bool | None = None,
+    max_steps: int = -1,
 ) -> GameResult:
     """Play one game with random legal choices and sampled chance, all from Random(seed).
 
@@ -289,10 +313,11 @@ def play_random_game(
     With `digest_every` k > 1 the record keeps the digest after every k-th action and after the
     last one (listed in its `digest_steps`), which is most of the cost of a record.
     Without a record the game is played by the engine's playout kernel when it has one
-    (`kernel`: see random_playout); it is the same game.
+    (`kernel`: see random_playout); it is the same game. `max_steps`: see random_playout.
     """
     if not record:
-        state, decisions, chance_events = random_playout(game, num_players, seed, kernel)
+        state, decisions, chance_events = random_playout(game, num_players, seed, kernel,
+                                                         max_steps)
         counter = progress_counter(game)
         return GameResult(index=index, seed=seed, scores=tuple(state.scores()),
                           winners=tuple(state.winners()), decisions=decisions,
@@ -302,9 +327,11 @@ def play_random_game(
     state = game.new_game(num_players=num_players)
     if digest_every > 1:
         return _play_random_strided(game, state, rng, seed, index, file, variant, params,
-                                    digest_every)
+                                    digest_every, max_steps)
     digests: list[str] = []
-    decisions, chance_events = _drive_random(game, state, rng, digests)
+    decisions, chance_events = _drive_random(game, state, rng, digests, max_steps)
+    if max_steps >= 0:
+        _ended(state, max_steps)
     rec = make_record(game, state, seed, digests, file=file, variant=variant, params=params)
     counter = progress_counter(game)
     return GameResult(
@@ -320,13 +347,14 @@ def play_random_game(
 
 
 def _drive_random(game: Any, state: Any, rng: random.Random,
-                  digests: list[str] | None) -> tuple[int, int]:
-    """The protocol driver of play_random_game: plays `state` to the end, one apply_index per
-    step, appending the digest after every step to `digests` when given. Returns (decisions,
-    chance events)."""
+                  digests: list[str] | None, max_steps: int = -1) -> tuple[int, int]:
+    """The protocol driver of play_random_game: plays `state` to the end (or for `max_steps`
+    steps; -1: no limit), one apply_index per step, appending the digest after every step to
+    `digests` when given. Returns (decisions, chance events)."""
     end_actions = game.end_actions
     decisions = 0
     chance_events = 0
+    left = max_steps  # steps left before the limit (below 0: none)
     record = digests is not None
     if not hasattr(state, "end_action_index"):
         # Engines without the fast paths: the general, string-based policy.
@@ -343,6 +371,9 @@ def _drive_random(game: Any, state: Any, rng: random.Random,
             state.apply_index(k)
             if record:
                 digests.append(state.digest())
+            left -= 1
+            if not left:
+                break
     else:
         # The same policy and the same random numbers as pick_chance / pick_random_action,
         # with the per-step lookups hoisted (bound methods): this loop is what the benchmarks
@@ -378,12 +409,16 @@ def _drive_random(game: Any, state: Any, rng: random.Random,
             apply_index(k)
             if record:
                 digests.append(state.digest())
+            left -= 1
+            if not left:
+                break
     return decisions, chance_events
 
 
 def _play_random_strided(game: Any, state: Any, rng: random.Random, seed: int, index: int,
                          file: str | None, variant: str | None,
-                         params: Mapping[str, Any] | None, every: int) -> GameResult:
+                         params: Mapping[str, Any] | None, every: int,
+                         max_steps: int = -1) -> GameResult:
     """play_random_game with a record that keeps every `every`-th digest (same policy, same
     random numbers: pick_chance and pick_random_action)."""
     end_actions = game.end_actions
@@ -393,7 +428,7 @@ def _play_random_strided(game: Any, state: Any, rng: random.Random, seed: int, i
     step = 0
     randrange = rng.randrange
     fast_end = getattr(state, "end_action_index", None)
-    while True:
+    while step != max_steps:
         player = state.current_player
         if player == TERMINAL:
             break
@@ -415,6 +450,8 @@ def _play_random_strided(game: Any, state: Any, rng: random.Random, seed: int, i
             digests.append(state.digest())
             steps.append(step)
         step += 1
+    if max_steps >= 0:
+        _ended(state, max_steps)
     if step and (not steps or steps[-1] != step - 1):
         digests.append(state.digest())
         steps.append(step - 1)
@@ -487,12 +524,14 @@ def play_game(
     variant: str | None = None,
     params: Mapping[str, Any] | None = None,
     digest_every: int = 1,
+    max_steps: int = -1,
 ) -> GameResult:
     """Play one game with the given seats (bot specs or names; None = all random).
 
     Chance and random seats draw from Random(seed), exactly as play_random_game does, so an
     all-random game is the same game; every other bot has its own RNG seeded by
-    bot_seed(seed, seat). With `track`, the result carries GameStats.
+    bot_seed(seed, seat). With `track`, the result carries GameStats. A game that has not
+    ended after `max_steps` steps (-1: no limit) raises GameTooLong.
     """
     from rulelang import bots as B
 
@@ -502,7 +541,8 @@ def play_game(
     all_random = not specs or all(sp.kind == "random" for sp in specs)
     if all_random and not track:
         return play_random_game(game, num_players, seed, record, index=index, file=file,
-                                variant=variant, params=params, digest_every=digest_every)
+                                variant=variant, params=params, digest_every=digest_every,
+                                max_steps=max_steps)
     rng = random.Random(seed)
     state = game.new_game(num_players=num_players)
     end_actions = game.end_actions
@@ -519,7 +559,7 @@ def play_game(
     lead_changes = 0
     actions: dict[str, int] = {}
     seat_actions: list[dict[str, int]] = [{} for _ in range(num_players)]
-    while True:
+    while step != max_steps:
         player = state.current_player
         if player == TERMINAL:
             break
@@ -552,6 +592,8 @@ def play_game(
             digests.append(state.digest())
             steps.append(step)
         step += 1
+    if max_steps >= 0:
+        _ended(state, max_steps)
     if record and digest_every > 1 and step and (not steps or steps[-1] != step - 1):
         digests.append(state.digest())
         steps.append(step - 1)
@@ -673,6 +715,8 @@ class RunSpec:
     digest_every: int = RECORD_DIGEST_EVERY
     # Tournament mode: game i seats lineup(seats, players, i) (every kind visits every seat).
     rotate: bool = False
+    # a game not ended after this many steps is an error (GameTooLong); -1: no limit
+    max_steps: int = MAX_GAME_STEPS
 
 
 def lineup(kinds: Sequence[str], players: int, index: int) -> list[str]:
@@ -710,6 +754,7 @@ def _run_games(game: Any, spec: RunSpec, indices: Iterable[int]) -> list[GameRes
                 variant=spec.variant,
                 params=spec.params,
                 digest_every=spec.digest_every,
+                max_steps=spec.max_steps,
             )
         except Exception as err:
             # Say which game failed, so it can be rerun alone with its seed.
@@ -920,6 +965,7 @@ def simulate(
     scheduler: str | None = None,
     batch: int | None = None,
     digest_every: int = RECORD_DIGEST_EVERY,
+    max_steps: int = MAX_GAME_STEPS,
 ) -> dict[str, Any]:
     """Play `games` games and summarise them; identical results for any jobs, scheduler, batch.
 
@@ -935,6 +981,8 @@ def simulate(
     jobs = resolve_jobs(jobs)
     if digest_every < 1:
         raise ValueError(f"digest_every must be >= 1, got {digest_every}")
+    if max_steps < 1 and max_steps != -1:
+        raise ValueError(f"max_steps must be >= 1, or -1 for no limit, got {max_steps}")
     seat_specs = check_seats(seats, players)
     spec = RunSpec(
         loader=loader,
@@ -948,6 +996,7 @@ def simulate(
         seats=seat_specs,
         track=seat_specs is not None,
         digest_every=digest_every,
+        max_steps=max_steps,
     )
     # Load in this process too: bad files, variants, params and player counts fail here, once.
     game = _load(spec)

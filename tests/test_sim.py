@@ -417,6 +417,52 @@ def test_jobs_name_the_first_failing_game_as_one_job_does(fake_file: Path) -> No
     assert two.value.__notes__ == one.value.__notes__
 
 
+FOREVER = """\
+game Forever
+players 2..2
+state { c: int[player] = 0 }
+flow {
+  while true {
+    for p in players {
+      choose p {
+        wait() { c[p] += 0 }
+        nudge() { c[p] += 1 }
+      }
+    }
+  }
+}
+score p => c[p]
+heuristic p => c[p]
+"""
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+@pytest.mark.parametrize("seats", [None, ("greedy", "random")])
+def test_a_game_that_never_ends_stops_the_run_at_the_step_limit(tmp_path, backend, seats):
+    # Every step is a decision, so no rules limit stops it: simulate (and compare, sweep,
+    # tournament) used to run for ever without a word.
+    path = tmp_path / "forever.rules"
+    path.write_text(FOREVER)
+    with pytest.raises(sim.GameTooLong) as err:
+        sim.simulate(path, 2, 3, seed=0, backend=backend, seats=seats, max_steps=500)
+    assert str(err.value) == (
+        "the game had not ended after 500 steps (decisions and chance events): the rules, or "
+        "the seats' policies, may loop for ever; --max-steps sets the limit")
+    assert err.value.__notes__ == [f"in simulated game 0 (seed {sim.game_seed(0, 0)})"]
+    assert sim.RunSpec(None, "", None, {}, backend, 2, 0).max_steps == sim.MAX_GAME_STEPS
+
+
+def test_the_step_limit_is_checked_before_the_games(tmp_path):
+    path = tmp_path / "forever.rules"
+    path.write_text(FOREVER)
+    with pytest.raises(ValueError, match="max_steps must be >= 1, or -1 for no limit, got 0"):
+        sim.simulate(path, 2, 3, seed=0, max_steps=0)
+    res = CliRunner().invoke(cli, ["simulate", str(path), "-p", "2", "-n", "2",
+                                   "--max-steps", "300"])
+    assert res.exit_code == 1
+    assert "error: the game had not ended after 300 steps" in res.stderr
+
+
 DIVIDES = """\
 game Div
 players 2..2
