@@ -24,6 +24,23 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from rulelang.play import LIST_LIMIT, InputError, Session, group_actions, resolve
 from rulelang.viewmodel import seat_name
 
+# What '?' shows in the browser: how to enter actions on this page (docs/play.md, Browser).
+WEB_HELP = (
+    "Click an action's button to play it. A long group (bid 1..1000) has its own field: "
+    "type the value there (250) and press its play button.",
+    "Or type any action in the box and press Enter: the action itself (place(5C)), or a "
+    "looser form that matches one action: 'place 5c', 'PLACE 5C', 'dispose 2 4', "
+    "'bid 250', or just the argument ('5c'). Display names work too.",
+    "?  this help (also the ? button)",
+    "? NAME  every option of one action, numbered (e.g. '? bid'); type a number to play "
+    "that option",
+)
+
+# The reply to a socket message that is not a JSON object.
+BAD_MESSAGE = 'a message must be a JSON object: {"answer": "TEXT"} or {"index": N}'
+
+MAX_ANSWER = 1000  # characters of a typed answer
+
 
 class WebTable:
     """One game served to browsers: the session, the seats' secret tokens and open sockets."""
@@ -77,6 +94,31 @@ class WebTable:
                 except (RuntimeError, WebSocketDisconnect):
                     socks.discard(ws)
 
+    def help(self, p: int, text: str) -> dict[str, Any]:
+        """The answer to '?' (how to enter actions here) or '? NAME' (every option of one
+        legal action, numbered as a typed number plays it), as a help or an error message."""
+        words = text.split(None, 1)
+        if len(words) == 1:
+            return {"help": list(WEB_HELP)}
+        want = words[1].strip().lower()
+        st = self.session.state
+        if st.is_terminal() or st.current_player != p:
+            return {"error": "it is not your turn"}
+        legal = st.legal_actions()
+        groups = [g for g in group_actions(legal, self.session.labels, self.session.display)
+                  if g.name.lower() == want]
+        if not groups:
+            return {"error": f"no legal action named {want!r}"}
+        lines = []
+        for g in groups:
+            named = g.name + (f" ({', '.join(g.labels)})" if g.labels else "")
+            count = len(g.indexes)
+            lines.append(f"{named}: {count} option{'s' if count != 1 else ''}; "
+                         "type a number to play that option")
+            lines.extend(f"{k + 1}: {legal[k]}" + (f" [{' '.join(sh)}]" if sh != a else "")
+                         for k, a, sh in zip(g.indexes, g.args, g.shown))
+        return {"help": lines}
+
     async def answer(self, p: int, data: dict[str, Any]) -> str | None:
         """Apply seat p's answer; returns an error text, or None when it was played."""
         async with self.lock:
@@ -92,12 +134,37 @@ class WebTable:
                     if not 0 <= k < len(legal):
                         return f"no action numbered {k + 1}"
                 else:
-                    k = resolve(str(data.get("answer", "")), legal, self.session.aliases)
+                    answer = data.get("answer", "")
+                    if not isinstance(answer, str):
+                        return "answer must be text"
+                    if len(answer) > MAX_ANSWER:
+                        return f"answer is too long (at most {MAX_ANSWER} characters)"
+                    k = resolve(answer, legal, self.session.aliases)
             except (InputError, ValueError, TypeError) as err:
                 return str(err)
             self.session.play(p, k)
         await self.broadcast()
         return None
+
+
+def _decode(message: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON object a socket message carries (text, or UTF-8 bytes), or None."""
+    raw = message.get("text")
+    if raw is None:
+        try:
+            raw = (message.get("bytes") or b"").decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _is_help(answer: str) -> bool:
+    words = answer.strip().lower().split(None, 1)
+    return bool(words) and words[0] in ("?", "help")
 
 
 def create_app(session: Session) -> Starlette:
@@ -168,14 +235,25 @@ def create_app(session: Session) -> Starlette:
         try:
             await ws.send_json(table.message(p))
             while True:
-                data = await ws.receive_json()
-                if isinstance(data, dict) and "shown_over" in data:
+                message = await ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                data = _decode(message)
+                if data is None:
+                    # a bad message is answered, not fatal: the page (or a script) can go on
+                    await ws.send_json({"error": BAD_MESSAGE})
+                    continue
+                if "shown_over" in data:
                     table.acks.add(str(data["shown_over"]))
                     continue
-                error = await table.answer(p, data if isinstance(data, dict) else {})
+                ask = data.get("answer")
+                if isinstance(ask, str) and _is_help(ask):
+                    await ws.send_json(table.help(p, ask.strip()))
+                    continue
+                error = await table.answer(p, data)
                 if error is not None:
                     await ws.send_json({"error": error})
-        except (WebSocketDisconnect, json.JSONDecodeError):
+        except WebSocketDisconnect:
             pass
         finally:
             table.sockets[p].discard(ws)
@@ -200,55 +278,115 @@ _PAGE_HEAD = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>rulelang table</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-body { font-family: system-ui, sans-serif; margin: 1rem; background: #f6f4ef; color: #222; }
-#top { font-weight: 600; margin-bottom: .5rem; }
-#layout { display: flex; gap: 1.5rem; align-items: flex-start; flex-wrap: wrap; }
-#view { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; max-width: 62rem; }
-#side { width: 26rem; }
+body { font-family: system-ui, sans-serif; margin: 0; padding: 0 1rem; background: #f6f4ef;
+       color: #222; }
+h1 { margin-top: 1rem; }
+#top { font-weight: 600; padding: .5rem 0; display: flex; gap: .5rem; align-items: baseline; }
+#top #status { flex: 1; }
+/* Wide windows: the view on the left scrolls with the page; the side panel (who is to move,
+   the actions, the log) stays in sight, however long the view is. */
+#layout { display: grid; grid-template-columns: minmax(0, 1fr) minmax(18rem, 26rem);
+          gap: 1.5rem; align-items: start; }
+#view { display: flex; flex-wrap: wrap; gap: 1.5rem; align-items: flex-start; min-width: 0;
+        padding: 1rem 0; }
+#side { position: sticky; top: 0; height: 100vh; box-sizing: border-box; padding-bottom: .5rem;
+        display: flex; flex-direction: column; gap: .5rem; }
+#actions { flex: 0 1 auto; min-height: 3rem; overflow-y: auto; }
+#log { flex: 1 1 8rem; min-height: 5rem; overflow-y: auto; background: #fff;
+       border: 1px solid #ddd; font-size: .8rem; padding: .3rem; margin: 0; list-style: none; }
 table { border-collapse: collapse; background: #fff; }
 caption { text-align: left; font-weight: 600; padding: .2rem 0; }
 th, td { padding: .15rem .45rem; border: 1px solid #ddd; font-size: .9rem; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-table.board td { width: 2.6rem; height: 2rem; text-align: center; font-size: .75rem; padding: 0; }
-table.board th { font-size: .75rem; color: #777; background: #f0ede6; }
+table.board { table-layout: fixed; }
+table.board td { width: 2.6rem; height: 2rem; text-align: center; font-size: .75rem; padding: 0;
+                 overflow: hidden; white-space: nowrap; }
+table.board th { font-size: .75rem; color: #777; background: #f0ede6; padding: 0 .2rem;
+                 overflow: hidden; white-space: nowrap; }
 table.board td.empty { color: #bbb; }
 .show { margin: .2rem 0; } .show b { margin-right: .4rem; }
-#log { height: 16rem; overflow-y: auto; background: #fff; border: 1px solid #ddd;
-       font-size: .8rem; padding: .3rem; margin: 0; list-style: none; }
-#menu { margin-top: .8rem; }
 .group { margin: .3rem 0; } .group .name { font-weight: 600; margin-right: .4rem; }
 button { margin: .1rem; padding: .2rem .5rem; cursor: pointer; }
+#typed { display: flex; gap: .3rem; margin-top: .3rem; }
+#typed input { flex: 1; min-width: 0; }
 #error { color: #b00; min-height: 1.2rem; }
+#help { background: #fff; border: 1px solid #ddd; padding: .3rem .5rem; font-size: .85rem;
+        max-height: 40vh; overflow-y: auto; }
+#help div { margin: .15rem 0; }
 #result { font-weight: 600; }
+/* Narrow windows (phones): one column; who is to move stays at the top and the actions at
+   the bottom of the window, the view and the log scroll between them. */
+@media (max-width: 48rem) {
+  body { padding: 0 .5rem; }
+  #layout { display: flex; flex-direction: column; align-items: stretch; gap: .5rem; }
+  #side { display: contents; }
+  #top { order: 0; position: sticky; top: 0; z-index: 1; background: #f6f4ef;
+         border-bottom: 1px solid #ddd; }
+  #view { order: 1; padding: 0; overflow-x: auto; }
+  #log { order: 2; flex: none; height: 12rem; }
+  #actions { order: 3; position: sticky; bottom: 0; z-index: 1; max-height: 45vh;
+             background: #f6f4ef; border-top: 1px solid #ccc; padding: .3rem 0 .5rem; }
+}
 </style></head><body>
 """
 
-_PLAY_BODY = """<div id="top">connecting...</div>
-<div id="layout"><div id="view"></div>
-<div id="side"><ul id="log"></ul>
-<div id="menu"></div>
-<form id="typed"><input id="answer" size="28" placeholder="type an action or its number">
-<button>play</button></form><div id="error"></div><div id="result"></div></div></div>
+_PLAY_BODY = """<div id="layout"><main id="view"></main>
+<aside id="side"><div id="top"><span id="status">connecting...</span>
+<button type="button" id="helpbtn" title="how to enter actions">?</button></div>
+<div id="actions"><div id="menu"></div>
+<form id="typed"><input id="answer" placeholder="type an action, or ? for help"
+autocomplete="off"><button>play</button></form>
+<div id="error" role="alert"></div><div id="help" hidden></div><div id="result"></div></div>
+<ul id="log"></ul></aside></div>
 <script>
 const token = location.pathname.split("/").pop();
 const autoplay = new URLSearchParams(location.search).has("autoplay");
 const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") +
                          location.host + "/ws/" + token);
+const $ = (id) => document.getElementById(id);
 const el = (tag, attrs, text) => { const e = document.createElement(tag);
   Object.assign(e, attrs || {}); if (text !== undefined) e.textContent = text; return e; };
-function colour(text) {  // a stable pastel per cell text, so chains and owners stand out
-  let h = 0; for (const c of text) h = (h * 31 + c.charCodeAt(0)) % 360;
-  return "hsl(" + h + ", 60%, 82%)"; }
+// Cell colours: clearly different pastels, one per value (a chain, an owner), kept for the
+// whole game. A value listed first in a table row (Acquire's chains) takes its row's colour,
+// so every seat sees the same colours; other values take the next free one.
+const PALETTE = ["#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69",
+                 "#fccde5", "#bc80bd", "#ccebc5", "#ffed6f", "#d9d9d9"];
+const slots = new Map();
+function paint(i) { return i < PALETTE.length ? PALETTE[i]
+                      : "hsl(" + Math.round(i * 137.508) % 360 + ", 65%, 80%)"; }
+function coloured(cell) { return cell !== "" && cell !== "." && cell.length > 1; }
+function assignColours(items) {
+  const legend = [];
+  for (const item of items) if (item.kind === "table")
+    for (const row of item.rows) if (row[0] && !legend.includes(row[0])) legend.push(row[0]);
+  for (const item of items) if (item.kind === "board")
+    for (const r of item.cells) for (const cell of r) {
+      if (!coloured(cell) || slots.has(cell)) continue;
+      const taken = new Set(slots.values()), want = legend.indexOf(cell);
+      if (want >= 0 && !taken.has(want)) { slots.set(cell, want); continue; }
+      let k = legend.length; while (taken.has(k)) k++;
+      slots.set(cell, k); } }
+function shortNames(cells) {  // the shortest prefix (3 or 4 characters) other values lack
+  const names = [...new Set(cells.filter(coloured))], out = new Map();
+  for (const v of names) { let n = 3;
+    while (n < 4 && names.some(w => w !== v && w.startsWith(v.slice(0, n)))) n++;
+    out.set(v, v.length <= 4 ? v : v.slice(0, n)); }
+  return out; }
 function board(item) {
   const t = el("table", {className: "board"}); t.append(el("caption", {}, item.title));
-  const head = el("tr"); head.append(el("th"));
-  for (const c of item.cols) head.append(el("th", {}, c));
+  // fixed, equal cells (long names are shortened, in full on hover); narrower on a phone
+  t.style.width = (2 + 2.6 * item.cols.length) + "rem";
+  t.style.minWidth = (2 + 2 * item.cols.length) + "rem";
+  const head = el("tr"); head.append(el("th", {style: "width: 2rem"}));
+  for (const c of item.cols) head.append(el("th", {title: c}, c));
   t.append(head);
-  item.rows.forEach((r, i) => { const tr = el("tr"); tr.append(el("th", {}, r));
+  const short = shortNames(item.cells.flat());
+  item.rows.forEach((r, i) => { const tr = el("tr"); tr.append(el("th", {title: r}, r));
     for (const cell of item.cells[i]) {
       const plain = cell === "" || cell === ".";
-      const td = el("td", {className: plain ? "empty" : ""}, cell);
-      if (!plain && cell.length > 1) td.style.background = colour(cell);
+      const td = el("td", {className: plain ? "empty" : "", title: plain ? "" : cell},
+                    short.get(cell) || cell);
+      if (slots.has(cell)) td.style.background = paint(slots.get(cell));
       tr.append(td); }
     t.append(tr); });
   return t; }
@@ -257,15 +395,21 @@ function table(item) {
   const head = el("tr"); for (const c of item.columns) head.append(el("th", {}, c));
   t.append(head);
   for (const row of item.rows) { const tr = el("tr");
-    row.forEach((x, i) => tr.append(el("td", {className: i && /^-?\\d+$/.test(x) ? "num" : ""},
-                                        x)));
+    row.forEach((x, i) => { const td = el("td", {className: i && /^-?\\d+$/.test(x) ? "num" : ""},
+                                          x);
+      if (i === 0 && slots.has(x)) td.style.background = paint(slots.get(x));
+      tr.append(td); });
     t.append(tr); }
   return t; }
-function send(obj) {
-  document.getElementById("error").textContent = ""; ws.send(JSON.stringify(obj)); }
+function send(obj) { $("error").textContent = ""; $("help").hidden = true;
+  ws.send(JSON.stringify(obj)); }
+function showHelp(lines) { const h = $("help"); h.replaceChildren();
+  for (const line of lines) h.append(el("div", {}, line));
+  h.hidden = false; h.scrollTop = 0; }
 function render(m) {
-  document.getElementById("top").textContent = m.seat_name + " — " + m.status;
-  const view = document.getElementById("view"); view.replaceChildren();
+  $("status").textContent = m.seat_name + " — " + m.status;
+  assignColours(m.view.items);
+  const view = $("view"); view.replaceChildren();
   const shows = el("div");
   for (const item of m.view.items) {
     if (item.kind === "board") view.append(board(item));
@@ -273,10 +417,10 @@ function render(m) {
     else { const d = el("div", {className: "show"}); d.append(el("b", {}, item.label + ":"));
            d.append(document.createTextNode(item.text)); shows.append(d); } }
   view.append(shows);
-  const log = document.getElementById("log"); log.replaceChildren();
+  const log = $("log"); log.replaceChildren();
   for (const line of m.log) log.append(el("li", {}, line));
   log.scrollTop = log.scrollHeight;
-  const menu = document.getElementById("menu"); menu.replaceChildren();
+  const menu = $("menu"); menu.replaceChildren();
   for (const g of m.menu) {
     const d = el("div", {className: "group"});
     d.append(el("span", {className: "name"},
@@ -288,8 +432,8 @@ function render(m) {
       d.append(el("span", {}, g.count + " choices "), inp,
                el("button", {onclick: () => send({answer: g.name + " " + inp.value})}, "play")); }
     menu.append(d); }
-  document.getElementById("typed").style.display = m.your_turn ? "" : "none";
-  document.getElementById("result").textContent = m.over ? "Game over. " + m.result.join("; ") : "";
+  $("typed").style.display = m.your_turn ? "" : "none";
+  $("result").textContent = m.over ? "Game over. " + m.result.join("; ") : "";
   document.body.dataset.over = m.over ? "yes" : "no";
   if (m.over && window.pageNonce) send({shown_over: window.pageNonce});
   if (autoplay && m.your_turn) {
@@ -298,10 +442,15 @@ function render(m) {
                                         : {answer: first.name + " " + first.example}), 0); }
 }
 ws.onmessage = (e) => { const m = JSON.parse(e.data);
-  if (m.error) document.getElementById("error").textContent = m.error; else render(m); };
-ws.onclose = () => { document.getElementById("top").textContent += " (disconnected)"; };
-document.getElementById("typed").onsubmit = (e) => { e.preventDefault();
-  const a = document.getElementById("answer"); send({answer: a.value}); a.value = ""; };
+  if (m.error) $("error").textContent = m.error;
+  else if (m.help) showHelp(m.help);
+  else render(m); };
+ws.onclose = (e) => { $("status").textContent += " (disconnected" +
+  (e.reason ? ": " + e.reason : "") + ")"; };
+$("typed").onsubmit = (e) => { e.preventDefault();
+  const a = $("answer"); send({answer: a.value}); a.value = ""; };
+$("helpbtn").onclick = () => { if ($("help").hidden) send({answer: "?"});
+                               else $("help").hidden = true; };
 </script></body></html>
 """
 

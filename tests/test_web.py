@@ -3,6 +3,7 @@ applied for the right seat only, and a real headless Chromium plays whole games 
 
 from __future__ import annotations
 
+import html
 import json
 import random
 import re
@@ -11,13 +12,14 @@ import socket
 import subprocess
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
 from rulelang.play import Session
-from rulelang.web import create_app
+from rulelang.web import BAD_MESSAGE, WEB_HELP, create_app
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -108,6 +110,49 @@ def test_seat_links():
     assert client.get("/state/not-a-token").status_code == 404
 
 
+def _follow_hints(ws, error: str) -> int:
+    """Send every "type ?..." an error suggests; each must be answered with help."""
+    hints = re.findall(r"type (\?(?= )|'\?[^']*')", error)
+    for hint in hints:
+        ws.send_json({"answer": hint.strip("'")})
+        assert "help" in ws.receive_json(), (error, hint)
+    return len(hints)
+
+
+def test_question_mark_shows_the_browser_help_and_the_options_of_one_action():
+    session = Session(rules("polanaftowe"), ["human", "human", "random"], seed=5)
+    app = create_app(session)
+    t0, t1 = _token(app, 0), _token(app, 1)
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{t0}") as ws0, \
+            client.websocket_connect(f"/ws/{t1}") as ws1:
+        ws0.receive_json()
+        ws1.receive_json()
+        for ask in ("?", " HELP "):
+            ws0.send_json({"answer": ask})
+            assert ws0.receive_json() == {"help": list(WEB_HELP)}
+        assert WEB_HELP[2] == "?  this help (also the ? button)"
+        ws1.send_json({"answer": "?"})  # help needs no turn
+        assert ws1.receive_json() == {"help": list(WEB_HELP)}
+        ws1.send_json({"answer": "? lobby"})
+        assert ws1.receive_json() == {"error": "it is not your turn"}
+        ws0.send_json({"answer": "? nosuch"})
+        assert ws0.receive_json() == {"error": "no legal action named 'nosuch'"}
+        ws0.send_json({"answer": "? lobby"})
+        lines = ws0.receive_json()["help"]
+        assert lines[:3] == ["lobby (amount): 30 options; type a number to play that option",
+                             "1: lobby(100)", "2: lobby(200)"]
+        assert lines[-1] == "30: lobby(3000)" and len(lines) == 31
+        # every error that points at help (whatever its wording in play.py) gets help here
+        hinted = 0
+        for answer in ("zzz", "lobby"):
+            ws0.send_json({"answer": answer})
+            hinted += _follow_hints(ws0, ws0.receive_json()["error"])
+        assert hinted >= 1
+        ws0.send_json({"answer": "2"})  # a number from the '? lobby' list plays that option
+        ws0.receive_json()
+        assert session.state.history[-1] == "lobby(200)"
+
+
 CHROMIUM = shutil.which("chromium")
 
 
@@ -117,14 +162,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
-                    "(apt-get install chromium)")
-@pytest.mark.parametrize("name", ["acquire", "poder", "polanaftowe"])
-def test_whole_game_in_headless_chromium(name, tmp_path):
+@contextmanager
+def _served(app):
+    """Run app under uvicorn on a free port in a thread; yields the port; stops it after."""
     import uvicorn
 
-    session = Session(rules(name), ["human", "random", "random"], seed=7)
-    app = create_app(session)
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
                                            log_level="warning"))
@@ -135,6 +177,45 @@ def test_whole_game_in_headless_chromium(name, tmp_path):
             if server.started:
                 break
             time.sleep(0.05)
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def test_bad_socket_messages_are_answered_and_the_connection_kept():
+    # over a real server: a bad message used to end the socket with no close frame (1006)
+    from websockets.sync.client import connect
+
+    session = Session(rules("polanaftowe"), ["human", "human", "random"], seed=5)
+    app = create_app(session)
+    assert BAD_MESSAGE == 'a message must be a JSON object: {"answer": "TEXT"} or {"index": N}'
+    with _served(app) as port, \
+            connect(f"ws://127.0.0.1:{port}/ws/{_token(app, 0)}", open_timeout=10) as ws:
+        def reply(message: str | bytes) -> dict:
+            ws.send(message)
+            return json.loads(ws.recv(timeout=10))
+
+        json.loads(ws.recv(timeout=10))
+        for bad in ("hello", "", "[1, 2]", '"lobby 100"', "null", "[" * 100_000,
+                    b"\xff\xfe"):
+            assert reply(bad) == {"error": BAD_MESSAGE}, bad
+        assert "error" in reply(b'{"answer": "zzz"}')  # JSON as UTF-8 bytes reads like text
+        assert reply('{"answer": 5}') == {"error": "answer must be text"}
+        assert reply(json.dumps({"answer": "x" * 1001})) == {
+            "error": "answer is too long (at most 1000 characters)"}
+        # still connected: a good move is played
+        assert reply('{"answer": "lobby 2500"}')["your_turn"] is False
+        assert session.state.history[-1] == "lobby(2500)"
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
+                    "(apt-get install chromium)")
+@pytest.mark.parametrize("name", ["acquire", "poder", "polanaftowe"])
+def test_whole_game_in_headless_chromium(name, tmp_path):
+    session = Session(rules(name), ["human", "random", "random"], seed=7)
+    app = create_app(session)
+    with _served(app) as port:
         url = f"http://127.0.0.1:{port}/play/{_token(app, 0)}"
         flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
                  "--disable-background-networking", "--no-first-run",
@@ -152,6 +233,62 @@ def test_whole_game_in_headless_chromium(name, tmp_path):
                              timeout=120, check=True).stdout
         assert 'data-over="yes"' in dom
         assert "Game over. " in dom and "winners: P" in dom
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+
+
+# The real page, fed one real message through a stand-in WebSocket; after it has drawn the
+# table, it scrolls to the bottom and writes where things are.
+_FAKE_SOCKET = """<script>
+window.WebSocket = class { set onmessage(f) { f({data: JSON.stringify(%s)}); } send(x) {} };
+</script>"""
+_MEASURE = """<script>
+window.scrollTo(0, document.documentElement.scrollHeight);
+const box = (e) => { const b = e.getBoundingClientRect(); return [b.top, b.bottom, b.width]; };
+const pre = document.createElement("pre"); pre.id = "measure"; pre.hidden = true;
+pre.textContent = JSON.stringify({width: innerWidth, height: innerHeight, scrollY: scrollY,
+  page: document.documentElement.scrollHeight,
+  boxes: ["#top", "#actions", "#menu button", "#answer"].map(
+    q => box(document.querySelector(q))),
+  cells: [...document.querySelectorAll("table.board td")].map(td => box(td)[2]),
+  corner: [document.querySelector("table.board td").textContent,
+           document.querySelector("table.board td").title]});
+document.body.append(pre);
+</script>"""
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
+                    "(apt-get install chromium)")
+@pytest.mark.parametrize("width", [1280, 400])
+def test_actions_stay_in_sight_below_a_long_view_in_headless_chromium(width, tmp_path):
+    session = Session(rules("acquire"), ["human", "random", "random"], seed=7)
+    app = create_app(session)
+    token = _token(app, 0)
+    with TestClient(app) as client:
+        page = client.get(f"/play/{token}").text
+        message = client.get(f"/state/{token}").json()
+    items = message["view"]["items"]
+    board = next(item for item in items if item["kind"] == "board")
+    board["cells"][0][0] = "Continental"  # a long name in the first column
+    message["view"]["items"] = items * 10  # a view far taller than the window, any game's
+    page = page.replace("<body>", "<body>" + _FAKE_SOCKET % json.dumps(message), 1)
+    page = page.replace("</body>", _MEASURE + "</body>")
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    dom = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                          "--disable-background-networking", "--no-first-run",
+                          f"--user-data-dir={tmp_path / 'profile'}",
+                          f"--window-size={width},900", "--dump-dom",
+                          (tmp_path / "page.html").as_uri()],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    found = re.search(r'<pre id="measure"[^>]*>(.*?)</pre>', dom, re.DOTALL)
+    assert found, dom[-2000:]
+    m = json.loads(html.unescape(found.group(1)))
+    assert m["page"] > 2600 and m["scrollY"] > 1000  # scrolled far down a long page
+    if width == 400:
+        assert m["width"] < 768  # the phone layout (headless windows are at least 500 wide)
+    # who is to move, the actions, the first action's button and the typed answer: all in
+    # the window
+    for top, bottom, _ in m["boxes"]:
+        assert 0 <= top < bottom <= m["height"], m
+    # the board's cells are all of one width (to a pixel); a long name is shortened, in full
+    # on hover
+    assert max(m["cells"]) - min(m["cells"]) < 1, sorted(set(m["cells"]))
+    assert m["corner"] == ["Con", "Continental"]
