@@ -318,11 +318,10 @@ def play_random_game(
     if not record:
         state, decisions, chance_events = random_playout(game, num_players, seed, kernel,
                                                          max_steps)
-        counter = progress_counter(game)
         return GameResult(index=index, seed=seed, scores=tuple(state.scores()),
                           winners=tuple(state.winners()), decisions=decisions,
                           chance_events=chance_events,
-                          progress=state.get_var(counter[0]) if counter else None)
+                          progress=game_progress(game, state))
     rng = random.Random(seed)
     state = game.new_game(num_players=num_players)
     if digest_every > 1:
@@ -333,7 +332,6 @@ def play_random_game(
     if max_steps >= 0:
         _ended(state, max_steps)
     rec = make_record(game, state, seed, digests, file=file, variant=variant, params=params)
-    counter = progress_counter(game)
     return GameResult(
         index=index,
         seed=seed,
@@ -342,7 +340,7 @@ def play_random_game(
         decisions=decisions,
         chance_events=chance_events,
         record=rec,
-        progress=state.get_var(counter[0]) if counter else None,
+        progress=game_progress(game, state),
     )
 
 
@@ -457,11 +455,10 @@ def _play_random_strided(game: Any, state: Any, rng: random.Random, seed: int, i
         steps.append(step - 1)
     rec = make_record(game, state, seed, digests, file=file, variant=variant, params=params,
                       digest_steps=steps)
-    counter = progress_counter(game)
     return GameResult(index=index, seed=seed, scores=tuple(state.scores()),
                       winners=tuple(state.winners()), decisions=decisions,
                       chance_events=chance_events, record=rec,
-                      progress=state.get_var(counter[0]) if counter else None)
+                      progress=game_progress(game, state))
 
 
 def bot_seed(seed: int, seat: int) -> int:
@@ -483,6 +480,21 @@ def progress_counter(game: Any) -> tuple[str, str] | None:
     except AttributeError:
         pass
     return found
+
+
+def game_progress(game: Any, state: Any) -> int | None:
+    """How far a game got on its progress counter (see _progress_counter), or None without
+    one: the counter's value, at most its parameter. A loop `while round <= rounds { ...;
+    round += 1 }` (docs/language.md 16.6) leaves round at rounds + 1 after the last round, a
+    loop that counts at the start of each round leaves it at rounds; both played `rounds`."""
+    counter = progress_counter(game)
+    if counter is None:
+        return None
+    value = state.get_var(counter[0])
+    last = (getattr(game, "params", None) or {}).get(counter[1])
+    if isinstance(value, int) and isinstance(last, int) and not isinstance(last, bool):
+        return min(value, last)
+    return value
 
 
 def _progress_counter(game: Any) -> tuple[str, str] | None:
@@ -554,7 +566,6 @@ def play_game(
     digests: list[str] = []
     steps: list[int] = []
     step = 0
-    counter = progress_counter(game)
     leader: int | None = None
     lead_changes = 0
     actions: dict[str, int] = {}
@@ -619,7 +630,7 @@ def play_game(
                           seats=[sp.label for sp in specs] if specs else None)
     return GameResult(index=index, seed=seed, scores=scores, winners=winners,
                       decisions=decisions, chance_events=chance_events, record=rec, stats=stats,
-                      progress=state.get_var(counter[0]) if counter else None)
+                      progress=game_progress(game, state))
 
 
 def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:

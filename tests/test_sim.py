@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+import rulelang
 from rulelang import sim
 from rulelang.cli import DEFAULT_BACKEND, cli, parse_value
 
@@ -461,6 +462,37 @@ def test_the_step_limit_is_checked_before_the_games(tmp_path):
                                    "--max-steps", "300"])
     assert res.exit_code == 1
     assert "error: the game had not ended after 300 steps" in res.stderr
+
+
+ROUNDS_AFTER = """\
+game Counted
+players 2..2
+param rounds: int in 1..9 = 3
+state { round: int = 1  c: int[player] = 0 }
+flow {
+  while round <= rounds {
+    for p in players {
+      choose p {
+        go() { c[p] += 1 }
+      }
+    }
+    round += 1
+  }
+}
+score p => c[p]
+"""
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+def test_rounds_played_counts_a_loop_that_counts_at_its_end(tmp_path, backend):
+    # `while round <= rounds { ...; round += 1 }` ends with round = 4 after 3 rounds; the
+    # workbench's "rounds played" said 4 (3 with a loop counting at the start, as Poder's).
+    path = tmp_path / "counted.rules"
+    path.write_text(ROUNDS_AFTER)
+    game = rulelang.load(str(path), backend=backend)
+    result = sim.play_game(game, 2, 1)
+    assert result.progress == 3 and result.decisions == 6
+    assert sim.play_game(game, 2, 1, seats=["random", "random"], track=True).progress == 3
 
 
 DIVIDES = """\
