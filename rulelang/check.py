@@ -393,9 +393,14 @@ class Checker:
         p = self.p
         p.param_exprs = {n: d.default for n, d in p.params.items()}
         for vd in p.variants.values():
+            seen: dict[str, ast.Override] = {}
             for o in vd.overrides:
                 if o.name not in p.params:
                     self.undefined("parameter", o.name, o.span, p.params)
+                elif o.name in seen:  # the last would win without a word
+                    self.error("E011", f"variant '{vd.name}' sets '{o.name}' twice", o.span,
+                               f"first set at {seen[o.name].span}")
+                seen.setdefault(o.name, o)
         if variant is not None:
             if variant not in p.variants:
                 # str(): names may come from Python callers, not only from the CLI
