@@ -428,8 +428,15 @@ class Checker:
                   or (t.kind == "enum" and isinstance(value, str)
                       and value in p.enums[t.name].members))
             if not ok:
+                notes = []
+                if t.kind == "enum":  # the members, and the one meant when only case differs
+                    members = list(p.enums[t.name].members)
+                    same = [m for m in members if str(value).lower() == m.lower()]
+                    close = same or difflib.get_close_matches(str(value), members, n=1)
+                    notes = [f"did you mean '{close[0]}'?"] if close else []
+                    notes.append(f"{t.name}: {', '.join(members)}")
                 self.error("E019", f"parameter '{name}' is {t}; {value!r} does not fit",
-                           Span("<command line>", 0, 0))
+                           Span("<command line>", 0, 0), *notes)
                 continue
             if t.kind == "enum":
                 value = p.enums[t.name].members.index(value)

@@ -208,6 +208,17 @@ def test_define_with_a_huge_integer_is_a_usage_error(rules, tmp_path, command):
     assert "Traceback" not in res.output
 
 
+@pytest.mark.parametrize("value, hint", [("benelx", "Benelux"), ("CENTRALEUROPE", "CentralEurope")])
+def test_an_enum_define_that_does_not_fit_lists_the_members(value, hint):
+    path = os.path.join(os.path.dirname(__file__), "..", "rules", "powergrid.rules")
+    res = run("simulate", path, "-p", "3", "-n", "1", "-D", f"map={value}")
+    assert res.exit_code == X.USAGE
+    assert res.output.endswith(
+        f"<command line>: error[E019]: parameter 'map' is Map; '{value}' does not fit\n"
+        f"  note: did you mean '{hint}'?\n"
+        "  note: Map: Benelux, CentralEurope\n")
+
+
 def test_unicode_digits_in_a_define_are_not_numbers(rules):
     res = run("simulate", rules, "-p", "2", "-n", "1", "-D", "rounds=\u0663")
     assert res.exit_code == X.USAGE
