@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import io
 import pickle
+import re
 import sys
 from importlib import resources
 
@@ -745,6 +747,7 @@ def _syntax_diagnostic(parser: Lark, exc: UnexpectedInput, text: str, filename: 
         msg = f"unexpected {got}; expected {_join(expected)}"
         if tok.type != "NAME" and "a name" in expected and str(tok).isidentifier():
             msg += f" ('{tok}' is a keyword and cannot be used as a name)"
+        notes = _hints(parser, text, tok, expected)
     elif isinstance(exc, UnexpectedCharacters):
         ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
         msg = f"unexpected character {ch!r}"
@@ -758,7 +761,33 @@ def _syntax_diagnostic(parser: Lark, exc: UnexpectedInput, text: str, filename: 
         msg = f"unexpected end of file; expected {_join(_describe(parser, exc.expected))}"
     else:  # pragma: no cover - lark has no other subclasses today
         msg = "syntax error"
-    return Diagnostic("E001", msg, Span(filename, max(line, 1), max(col, 1)))
+    if not isinstance(exc, UnexpectedToken):
+        notes = ()
+    return Diagnostic("E001", msg, Span(filename, max(line, 1), max(col, 1)), notes)
+
+
+def _hints(parser: Lark, text: str, tok: Token, expected: list[str]) -> tuple[str, ...]:
+    """Notes for two common slips: a misspelt keyword starting a line (`chooze p {`, read as
+    a name, so that the error falls on the word after it), and `players 4` for `4..4`."""
+    start = getattr(tok, "start_pos", None)
+    if start is None:
+        return ()
+    head = text[:start]
+    line = head[head.rfind("\n") + 1:]
+    word = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*", line)
+    if word:
+        keywords = sorted({t.pattern.value for t in parser.terminals
+                           if t.pattern.type == "str" and t.pattern.value.isidentifier()})
+        if word.group(1) not in keywords:
+            close = difflib.get_close_matches(word.group(1), keywords, n=1, cutoff=0.75)
+            if close:
+                return (f"did you mean '{close[0]}'?",)
+    before = head.rstrip()
+    if expected == ["'..'"] and re.fullmatch(r"\s*players\s+(\d+)",
+                                             before[before.rfind("\n") + 1:]):
+        n = before.split()[-1]
+        return (f"a fixed number of players is a range of one: players {n}..{n}",)
+    return ()
 
 
 def _join(items: list[str]) -> str:
