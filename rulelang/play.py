@@ -198,8 +198,8 @@ def resolve(answer: str, legal: list[str], aliases: dict[str, str] | None = None
             raise InputError(f"{name} needs its parameters ({count} choices); "
                              f"type '? {name}' to list them")
         if not matches:
-            raise InputError(_not_legal(name, args, [(k, a) for k, (n, a) in enumerate(parsed)
-                                                     if n == name], legal))
+            raise InputError(_not_legal(text, name, args, [
+                (k, a) for k, (n, a) in enumerate(parsed) if n == name], legal))
     elif len(name_hits) > 1:
         raise InputError(f"'{toks[0]}' could be {', '.join(name_hits)}")
     if not matches and not name_hits:
@@ -230,18 +230,22 @@ def _arg_matches(parsed: list[tuple[str, list[str]]], args: list[str],
     return sorted(out)
 
 
-def _not_legal(name: str, args: list[str], same: list[tuple[int, list[str]]],
+def _not_legal(text: str, name: str, args: list[str], same: list[tuple[int, list[str]]],
                legal: list[str]) -> str:
-    """Why `name args` names no legal action of that name (`same`: the legal ones, with their
-    indexes): too few arguments for several of them, or which values it takes."""
-    typed = f"'{name} {' '.join(args)}'"
+    """Why `text` (read as `name args`) names no legal action of that name (`same`: the legal
+    ones, with their indexes): too few arguments for several of them, or which values the one
+    that varies takes."""
+    typed = f"'{text}'"
     begin = [k for k, a in same if len(args) < len(a) and a[:len(args)] == args]
     if begin:
         shown = ", ".join(legal[k] for k in begin[:6]) + (", ..." if len(begin) > 6 else "")
         return f"{typed} could be {shown}: give every parameter"
     # the one parameter that varies (with one plant up, bid(P13, 23) varies in its amount)
-    free = [i for i in range(len(same[0][1])) if len({tuple(a)[i] for _k, a in same}) > 1]
-    if len(free) == 1 and len(args) in (1, len(same[0][1])):
+    first = same[0][1]
+    free = [i for i in range(len(first)) if len({tuple(a)[i] for _k, a in same}) > 1]
+    fixed_ok = len(args) == 1 or (len(args) == len(first) and all(
+        args[i] == first[i] for i in range(len(first)) if i not in free))
+    if len(free) == 1 and fixed_ok:
         values = [a[free[0]] for _k, a in same]
         if all(_is_int(v) for v in values):
             return (f"{typed} is not legal now: {name} takes "
