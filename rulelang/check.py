@@ -1277,8 +1277,12 @@ class Checker:
             self.error("E016", f"'{e.name}' is a phase; start it with 'run {e.name}(...)'",
                        e.span)
             return T.ANY
-        self.undefined("function", e.name, e.span,
-                       list(p.defs) + list(p.tables) + list(BUILTINS))
+        if e.name in AGGREGATES:  # sum(xs): an aggregate takes a generator, not a value
+            self.error("E010", f"'{e.name}' is an aggregate, not a function: write "
+                       f"{e.name}(x for x in ...)", e.span)
+        else:
+            self.undefined("function", e.name, e.span,
+                           list(p.defs) + list(p.tables) + list(BUILTINS))
         for a in e.args:
             self.infer(a, scope, ctx)
         return T.ANY
