@@ -249,7 +249,7 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
 @click.option("--players", "-p", "players_opt", required=True,
               help="Number of players (all random), or one kind per seat: random, greedy, "
                    "mcts, mcts@ITERATIONS, mcts@SECONDSs, module:function or a --bot name.")
-@click.option("--games", "-n", type=int, default=100, show_default=True)
+@click.option("--games", "-n", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--seed", "-s", type=int, default=0, show_default=True, help="Root seed.")
 @_common_game_options
 @click.option("--jobs", "-j", default="1", show_default=True,

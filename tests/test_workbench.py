@@ -493,10 +493,22 @@ def test_sweep_axes_parse() -> None:
 
     assert parse_axis("tokens=5..9:2") == ("tokens", [5, 7, 9])
     assert parse_axis("x=true,false") == ("x", [True, False])
-    with pytest.raises(ValueError, match="empty sweep range"):
+    with pytest.raises(ValueError, match="empty sweep range '5..3' for tokens: 5 > 3"):
         parse_axis("tokens=5..3")
+    with pytest.raises(ValueError, match="the step of '1..3:0' for tokens must be at least 1"):
+        parse_axis("tokens=1..3:0")
     with pytest.raises(ValueError, match="expected NAME="):
         parse_axis("tokens")
+
+
+def test_a_bool_sweep_writes_its_values_as_the_rules_do() -> None:
+    out = run(["sweep", POLA, "-p", "3", "--param", "leader_breaks_final_tie=true,false",
+               "-n", "2"])
+    assert out.exit_code == 0, out.output
+    cells = [line.split("│")[1].strip() for line in out.stdout.splitlines()
+             if line.startswith("│")]
+    assert [c for c in cells if c] == ["true", "false"]
+    assert "True" not in out.stdout and "False" not in out.stdout
 
 
 def test_sweep_uses_the_same_seeds_at_every_point() -> None:

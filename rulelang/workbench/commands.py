@@ -325,8 +325,10 @@ def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: in
     result = _run_guarded(job)
     console = Console(highlight=False, stderr=json_target.to_stdout)
     console.print(*render_sweep(result))
+    from rulelang.workbench.compare import value_text
+
     for row in result["points"]:
-        where = ", ".join(f"{k}={v}" for k, v in row["point"].items())
+        where = ", ".join(f"{k}={value_text(v)}" for k, v in row["point"].items())
         for w in row["warnings"]:
             click.echo(f"warning ({where}): {w}", err=True)
     json_target.write_json(result)
@@ -352,7 +354,7 @@ def sweep_columns(result: dict[str, Any]) -> list[str]:
 
 
 def render_sweep(result: dict[str, Any]) -> list[Any]:
-    from rulelang.workbench.compare import is_rate
+    from rulelang.workbench.compare import is_rate, value_text
 
     head = Text()
     head.append(result["game"], style="bold")
@@ -366,7 +368,7 @@ def render_sweep(result: dict[str, Any]) -> list[Any]:
     for c in cols:
         table.add_column(c, justify="right")
     for row in result["points"]:
-        cells = [str(row["point"][n]) for n in names]
+        cells = [value_text(row["point"][n]) for n in names]
         cells += [pm_cell(row["measures"][c], is_rate(c)) for c in cols]
         table.add_row(*cells)
     return [head, table]

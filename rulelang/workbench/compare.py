@@ -32,11 +32,11 @@ class Arm:
         if self.label:
             return self.label
         parts = [f"variant {self.variant}"] if self.variant else []
-        parts += [f"{k}={_value(v)}" for k, v in sorted(self.params.items())]
+        parts += [f"{k}={value_text(v)}" for k, v in sorted(self.params.items())]
         return ", ".join(parts) or "base rules"
 
 
-def _value(v: Any) -> str:
+def value_text(v: Any) -> str:
     """A parameter value as the rules language writes it."""
     if isinstance(v, bool):
         return "true" if v else "false"

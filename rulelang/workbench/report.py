@@ -236,7 +236,7 @@ def tournament_report(result: dict[str, Any]) -> str:
 
 def sweep_report(result: dict[str, Any]) -> str:
     from rulelang.workbench.commands import pm_cell, sweep_columns
-    from rulelang.workbench.compare import is_rate
+    from rulelang.workbench.compare import is_rate, value_text
 
     axes = result["axes"]
     names = [a["name"] for a in axes]
@@ -244,7 +244,7 @@ def sweep_report(result: dict[str, Any]) -> str:
              _p(f"{result['games']} games per point with the same seeds, {result['players']} "
                 f"players ({', '.join(result['seats'])}), seed {result['seed']}, backend "
                 f"{result['backend']}. Bands and ± are 95% intervals.")]
-    warnings = [f"{', '.join(f'{k}={v}' for k, v in row['point'].items())}: {w}"
+    warnings = [f"{', '.join(f'{k}={value_text(v)}' for k, v in row['point'].items())}: {w}"
                 for row in result["points"] for w in row["warnings"]]
     parts += _warnings(warnings)
     cols = sweep_columns(result)
@@ -256,7 +256,7 @@ def sweep_report(result: dict[str, Any]) -> str:
         if len(axes) == 1:
             groups = [("", result["points"])]
         else:
-            groups = [(f"{names[1]}={v}", [r for r in result["points"]
+            groups = [(f"{names[1]}={value_text(v)}", [r for r in result["points"]
                                           if r["point"][names[1]] == v])
                       for v in axes[1]["values"]]
         for label, rows in groups:
@@ -275,7 +275,7 @@ def sweep_report(result: dict[str, Any]) -> str:
             ax.xaxis.get_major_locator().set_params(integer=True)
         else:
             ax.set_xticks(list(range(len(axes[0]["values"]))),
-                          [str(v) for v in axes[0]["values"]])
+                          [value_text(v) for v in axes[0]["values"]])
         if len(groups) > 1:
             ax.legend()
         ax.set_xlabel(names[0])
@@ -284,7 +284,7 @@ def sweep_report(result: dict[str, Any]) -> str:
         parts.append(_img(fig, f"{col} against {names[0]}"))
     rows = []
     for r in result["points"]:
-        cells = [r["point"][n] for n in names]
+        cells = [value_text(r["point"][n]) for n in names]
         cells += [pm_cell(r["measures"][c], is_rate(c)) for c in cols]
         rows.append(cells)
     parts.append(_h(2, "Values"))

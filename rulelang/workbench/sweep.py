@@ -33,8 +33,10 @@ def parse_axis(text: str) -> tuple[str, list[Any]]:
     m = _RANGE.fullmatch(spec)
     if m:
         lo, hi, step = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
-        if step <= 0 or lo > hi:
-            raise ValueError(f"empty sweep range {spec.strip()!r} for {name}")
+        if step <= 0:
+            raise ValueError(f"the step of {spec.strip()!r} for {name} must be at least 1")
+        if lo > hi:
+            raise ValueError(f"empty sweep range {spec.strip()!r} for {name}: {lo} > {hi}")
         values: list[Any] = list(range(lo, hi + 1, step))
     else:
         values = [parse_value(v) for v in spec.split(",")]
