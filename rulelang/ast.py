@@ -127,6 +127,7 @@ class Attr:
     span: Span
     obj: Expr
     name: str
+    name_span: Span | None = None  # the field name after the dot
 
 
 @node
@@ -146,6 +147,7 @@ class Agg:
     var: str
     iter: Expr
     cond: Expr | None
+    var_span: Span | None = None  # the loop variable
 
 
 @node
@@ -161,6 +163,7 @@ class Sort:
     var: str
     iter: Expr
     keys: tuple[SortKey, ...]
+    var_span: Span | None = None  # the loop variable
 
 
 @node
@@ -189,6 +192,7 @@ class Comp:
     cond: Expr | None
     key: str = ""
     key_span: Span | None = None
+    var_span: Span | None = None  # the loop variable
 
 
 @node
@@ -317,6 +321,7 @@ class Option:
     params: tuple[OParam, ...]
     when: Expr | None
     body: Block
+    annotation_span: Span | None = None  # the `@name` marker, when there is one
 
 
 @node

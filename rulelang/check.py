@@ -817,6 +817,10 @@ class Checker:
                 if not T.compatible(want, t):
                     self.error("E012", f"'{s.name}' is {want}; the value is {t}", s.value.span)
                 t = want
+            elif t.kind == "none":
+                self.error("E012", f"cannot tell the type of '{s.name}' from none; write "
+                           f"'let {s.name}: TYPE? = none'", s.span)
+                t = T.ANY  # not also an error at every later assignment
             elif _has_any(t):
                 self.error("E012", f"cannot tell the type of '{s.name}'; write 'let {s.name}: "
                            "TYPE = ...'", s.span)
@@ -877,7 +881,12 @@ class Checker:
         elif isinstance(s, ast.Run):
             ph = self.p.phases.get(s.name)
             if ph is None:
-                self.undefined("phase", s.name, s.span, self.p.phases)
+                if s.name in self.p.defs or s.name in self.p.tables:
+                    what = "def" if s.name in self.p.defs else "table"
+                    self.error("E016", f"'{s.name}' is a {what}, not a phase: call it in an "
+                               f"expression", s.span)
+                else:
+                    self.undefined("phase", s.name, s.span, self.p.phases)
                 for a in s.args:
                     self.infer(a, scope, ctx)
                 return
@@ -953,7 +962,7 @@ class Checker:
             if o.annotation is not None:
                 if o.annotation != "end":
                     self.error("E031", f"unknown annotation '@{o.annotation}' (known: @end)",
-                               o.span)
+                               o.annotation_span or o.span)
                 ends.add(o.name)
             inner = _Scope(scope)
             sig = []
@@ -1076,7 +1085,7 @@ class Checker:
         if isinstance(e, ast.Sort):
             et = self.elem_type(e.iter, scope, ctx)
             inner = _Scope(scope)
-            self.declare_local(inner, e, e.var, et, e.span)
+            self.declare_local(inner, e, e.var, et, e.var_span or e.span)
             for k in e.keys:
                 kt = self.infer(k.key, inner, ctx)
                 if not (T.compatible(T.INT, kt) or T.is_discrete(T.strip(kt))):
@@ -1098,7 +1107,7 @@ class Checker:
         if isinstance(e, ast.Comp):
             et = self.elem_type(e.iter, scope, ctx)
             inner = _Scope(scope)
-            self.declare_local(inner, e, e.var, et, e.span)
+            self.declare_local(inner, e, e.var, et, e.var_span or e.span)
             if e.cond is not None:
                 self.expect(e.cond, inner, ctx, T.BOOL)
             rt = self.infer(e.elem, inner, ctx)
@@ -1125,7 +1134,7 @@ class Checker:
             self.error("E042", f"the key before '=>' must be the loop variable '{e.var}'",
                        e.key_span or e.span)
         inner = _Scope(scope)
-        self.declare_local(inner, e, e.var, index, e.span)
+        self.declare_local(inner, e, e.var, index, e.var_span or e.span)
         wanted = want.elem if want is not None and want.kind == "array" else None
         vt = self.infer(e.elem, inner, ctx, wanted)
         return T.ANY if index.kind == "any" else T.array_of(vt, index)
@@ -1246,8 +1255,11 @@ class Checker:
                 i = names.index(e.name)
                 p.refs[e] = ("field", info.name, i)
                 return info.fields[i][1]
-            self.undefined(f"field of {ot}", e.name, e.span,
-                           names + (["col", "row"] if info.grid else []))
+            names += ["col", "row"] if info.grid else []
+            close = difflib.get_close_matches(e.name, names, n=1, cutoff=0.6)
+            self.error("E010", f"undefined field '{e.name}' of {ot}", e.name_span or e.span,
+                       *((f"did you mean '{close[0]}'?",) if close else ()),
+                       f"fields of {ot}: {', '.join(names) or '(none)'}")
             return T.ANY
         if ot.kind != "any":
             self.error("E012", f"a value of type {ot} has no fields", e.span)
@@ -1303,7 +1315,7 @@ class Checker:
             return T.ANY
         et = self.elem_type(e.iter, scope, ctx)
         inner = _Scope(scope)
-        self.declare_local(inner, e, e.var, et, e.span)
+        self.declare_local(inner, e, e.var, et, e.var_span or e.span)
         if e.cond is not None:
             self.expect(e.cond, inner, ctx, T.BOOL)
         elem, result = AGGREGATES[e.func]
@@ -1384,6 +1396,8 @@ def check(module: ast.Module, source: str, filename: str, variant: str | None = 
     if checker.diags:
         diags = sorted(checker.diags, key=lambda d: (d.span.file != filename, d.span.line,
                                                      d.span.col))
+        if included is not None:  # a diagnostic in an included file says where it was included
+            diags = included.annotate(diags)
         if len(diags) > MAX_DIAGNOSTICS:
             # Rendering is per diagnostic; thousands of cascading errors help nobody.
             last = diags[MAX_DIAGNOSTICS - 1]

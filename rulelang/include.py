@@ -10,6 +10,7 @@ part of the program digest (Program.digest), so caches and records see an edit t
 
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,23 @@ class Included:
 
     texts: dict[str, str] = field(default_factory=dict)
     raw: list[tuple[str, bytes]] = field(default_factory=list)
+    # shown name -> (where the include that pulled it in stands, the file that include is in)
+    via: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def notes(self, name: str) -> tuple[str, ...]:
+        """The `included from FILE:L:C` notes of a diagnostic in file `name`, innermost first
+        (none for the main file)."""
+        out: list[str] = []
+        while name in self.via and len(out) <= len(self.via):
+            at, name = self.via[name]
+            out.append(f"included from {at}")
+        return tuple(out)
+
+    def annotate(self, diags: list[Diagnostic]) -> list[Diagnostic]:
+        """The diagnostics, each one in an included file carrying where it was included from."""
+        return [d if any(n.startswith("included from ") for n in d.notes)
+                or not (notes := self.notes(d.span.file))
+                else Diagnostic(d.code, d.message, d.span, (*d.notes, *notes)) for d in diags]
 
 
 def expand(module: ast.Module, filename: str, folder: str | Path | None, parse,
@@ -51,7 +69,8 @@ def expand(module: ast.Module, filename: str, folder: str | Path | None, parse,
     stack = [] if main is None else [(Path(main).resolve(), filename, "")]
     seen = {p for p, _n, _at in stack}
     decls = _expand(module.decls, base, parse, inc, diags, seen, stack, top=True, rel=".")
-    return ast.Module(module.span, tuple(decls)), inc, diags
+    inc.via.pop(filename, None)  # the main file itself, included again: not a note on it
+    return ast.Module(module.span, tuple(decls)), inc, inc.annotate(diags)
 
 
 def _expand(decls, folder: Path | None, parse, inc: Included, diags: list[Diagnostic],
@@ -63,8 +82,7 @@ def _expand(decls, folder: Path | None, parse, inc: Included, diags: list[Diagno
                 kind = _KIND.get(type(d), type(d).__name__)
                 diags.append(Diagnostic(
                     "E046", f"an included file holds only enum, grid, graph, const and table "
-                    f"declarations (and includes), not '{kind}'", d.span,
-                    (f"included from {stack[-1][2]}",)))
+                    f"declarations (and includes), not '{kind}'", d.span))
                 continue
             out.append(d)
             continue
@@ -85,14 +103,13 @@ def _expand(decls, folder: Path | None, parse, inc: Included, diags: list[Diagno
             continue
         text = data.decode("utf-8").removeprefix("\ufeff")
         inc.texts[name] = text
+        inc.via.setdefault(name, (f"{d.span}", d.span.file))
         key = posixpath.normpath(posixpath.join(rel, d.path.replace("\\", "/")))
         inc.raw.append((key, data))
         try:
             module = parse(text, name)
         except RulesError as err:
-            for e in err.diagnostics:
-                diags.append(Diagnostic(e.code, e.message, e.span,
-                                        (*e.notes, f"included from {d.span}")))
+            diags.extend(err.diagnostics)  # expand() adds where the file was included from
             continue
         out.extend(_expand(module.decls, path.parent, parse, inc, diags, seen,
                            [*stack, (path, name, f"{d.span}")], top=False,
@@ -124,7 +141,7 @@ def _resolve(d: ast.IncludeDecl, folder: Path | None, diags) -> tuple[Path, str]
                                 f"file's folder ({folder})", d.span))
         return None
     # Shown relative to the including file's own name, as the user would write it.
-    name = str(Path(d.span.file).parent / rel) if d.span.file else rel
+    name = os.path.normpath(Path(d.span.file).parent / rel if d.span.file else rel)
     return path, name
 
 

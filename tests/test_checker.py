@@ -6,6 +6,8 @@ Each tests/fixtures/errors/**/*.rules file starts with comment lines such as
 An `expect` gives the code, line:col and a substring of the message; an `expect-note` that
 follows it gives a substring of one of that diagnostic's notes. The multiset of (code, line, col)
 reported must equal the expected one exactly, so a fixture also proves nothing else is reported.
+A fixture may include the data files of tests/fixtures/errors/included/ (not fixtures
+themselves); an error in one is expected as `# expect: E012 included/k.rules:1:16 ...`.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import rulelang
 from rulelang.errors import Diagnostic, RulesError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "errors"
-FIXTURE_FILES = sorted(FIXTURES.rglob("*.rules"))
-EXPECT = re.compile(r"#\s*expect:\s*(E\d{3})\s+(\d+):(\d+)\s+(.*?)\s*$")
+INCLUDED = FIXTURES / "included"  # data files the fixtures include
+FIXTURE_FILES = sorted(p for p in FIXTURES.rglob("*.rules") if INCLUDED not in p.parents)
+EXPECT = re.compile(r"#\s*expect:\s*(E\d{3})\s+(?:(\S+):)?(\d+):(\d+)\s+(.*?)\s*$")
 EXPECT_NOTE = re.compile(r"#\s*expect-note:\s*(.*?)\s*$")
 
 # A small valid program the API tests bend one way or another.
@@ -45,25 +48,29 @@ score p => cash[p]
 
 
 class Expected:
-    def __init__(self, code: str, line: int, col: int, text: str) -> None:
-        self.code, self.line, self.col, self.text = code, line, col, text
+    def __init__(self, code: str, file: str, line: int, col: int, text: str) -> None:
+        self.code, self.file, self.line, self.col, self.text = code, file, line, col, text
         self.notes: list[str] = []
 
     @property
-    def key(self) -> tuple[str, int, int]:
-        return (self.code, self.line, self.col)
+    def key(self) -> tuple[str, str, int, int]:
+        return (self.code, self.file, self.line, self.col)
 
     def matches(self, d: Diagnostic) -> bool:
-        return (self.key == _key(d) and self.text in d.message
+        return (self.key == _file_key(d) and self.text in d.message
                 and all(any(n in dn for dn in d.notes) for n in self.notes))
 
     def __repr__(self) -> str:
         notes = "".join(f" [note: {n}]" for n in self.notes)
-        return f"{self.code} {self.line}:{self.col} {self.text}{notes}"
+        return f"{self.code} {self.file}:{self.line}:{self.col} {self.text}{notes}"
 
 
 def _key(d: Diagnostic) -> tuple[str, int, int]:
     return (d.code, d.span.line, d.span.col)
+
+
+def _file_key(d: Diagnostic) -> tuple[str, str, int, int]:
+    return (d.code, d.span.file, d.span.line, d.span.col)
 
 
 def read_expectations(path: Path) -> list[Expected]:
@@ -74,7 +81,7 @@ def read_expectations(path: Path) -> list[Expected]:
         if not line.startswith("#"):
             break
         if m := EXPECT.match(line):
-            out.append(Expected(m[1], int(m[2]), int(m[3]), m[4]))
+            out.append(Expected(m[1], m[2] or path.name, int(m[3]), int(m[4]), m[5]))
         elif m := EXPECT_NOTE.match(line):
             assert out, f"{path.name}: expect-note before any expect"
             out[-1].notes.append(m[1])
@@ -97,12 +104,13 @@ def test_fixture(path: Path) -> None:
     expected = read_expectations(path)
     assert expected, f"{path.name} declares no '# expect:' line"
     with pytest.raises(RulesError) as info:
-        # The bare file name keeps the "first defined at FILE:L:C" notes independent of cwd.
-        rulelang.check_text(path.read_text(encoding="utf-8"), path.name)
+        # The bare file name keeps the "first defined at FILE:L:C" notes independent of cwd
+        # (and names included files relative to the fixture's folder).
+        rulelang.check_text(path.read_text(encoding="utf-8"), path.name,
+                            include_dir=path.parent)
     got = info.value.diagnostics
-    shown = "\n".join(f"  {d.code} {d.span.line}:{d.span.col} {d.message} {list(d.notes)}"
-                      for d in got)
-    assert Counter(_key(d) for d in got) == Counter(e.key for e in expected), (
+    shown = "\n".join(f"  {d.code} {d.span} {d.message} {list(d.notes)}" for d in got)
+    assert Counter(_file_key(d) for d in got) == Counter(e.key for e in expected), (
         f"reported:\n{shown}\nexpected:\n" + "\n".join(f"  {e}" for e in expected))
     unused = list(got)
     for e in expected:
@@ -112,7 +120,7 @@ def test_fixture(path: Path) -> None:
     # Every diagnostic is rendered with its location, code and message.
     text = str(info.value)
     for d in got:
-        assert f"{path.name}:{d.span.line}:{d.span.col}: error[{d.code}]: {d.message}" in text
+        assert f"{d.span.file}:{d.span.line}:{d.span.col}: error[{d.code}]: {d.message}" in text
 
 
 def test_fixture_directives_are_parsed() -> None:

@@ -455,7 +455,8 @@ class _ToAst(Transformer):
         ann, name = c[0], c[1]
         params = tuple(x for x in c[2:-2] if x is not None)
         ann_text = str(ann)[1:] if ann is not None else None
-        return ast.Option(self._tok(name), ann_text, str(name), params, c[-2], c[-1])
+        return ast.Option(self._tok(name), ann_text, str(name), params, c[-2], c[-1],
+                          self._tok(ann) if ann is not None else None)
 
     @v_args(meta=True)
     def oparam(self, meta, c):
@@ -542,7 +543,7 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def attr(self, meta, c):
-        return ast.Attr(self._span(meta), c[0], str(c[1]))
+        return ast.Attr(self._span(meta), c[0], str(c[1]), self._tok(c[1]))
 
     @v_args(meta=True)
     def call(self, meta, c):
@@ -550,11 +551,12 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def agg(self, meta, c):
-        return ast.Agg(self._span(meta), str(c[0]), c[1], str(c[2]), c[3], c[4])
+        return ast.Agg(self._span(meta), str(c[0]), c[1], str(c[2]), c[3], c[4],
+                       self._tok(c[2]))
 
     @v_args(meta=True)
     def sort_expr(self, meta, c):
-        return ast.Sort(self._span(meta), str(c[0]), c[1], tuple(c[2:]))
+        return ast.Sort(self._span(meta), str(c[0]), c[1], tuple(c[2:]), self._tok(c[0]))
 
     @v_args(meta=True)
     def sort_key(self, meta, c):
@@ -593,13 +595,15 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def list_comp(self, meta, c):
-        return ast.Comp(self._span(meta), "list", c[0], str(c[1]), c[2], c[3])
+        return ast.Comp(self._span(meta), "list", c[0], str(c[1]), c[2], c[3],
+                        var_span=self._tok(c[1]))
 
     @v_args(meta=True)
     def array_comp(self, meta, c):
         key = c[0]
         name = key.name if isinstance(key, ast.Name) else ""
-        return ast.Comp(self._span(meta), "array", c[1], str(c[2]), c[3], None, name, key.span)
+        return ast.Comp(self._span(meta), "array", c[1], str(c[2]), c[3], None, name, key.span,
+                        self._tok(c[2]))
 
     def array_entry(self, c):
         return (c[0], c[1])
@@ -612,7 +616,8 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def set_comp(self, meta, c):
-        return ast.Comp(self._span(meta), "set", c[0], str(c[1]), c[2], c[3])
+        return ast.Comp(self._span(meta), "set", c[0], str(c[1]), c[2], c[3],
+                        var_span=self._tok(c[1]))
 
     # -- view section
     @v_args(meta=True)
