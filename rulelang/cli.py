@@ -66,13 +66,28 @@ def _open_session(make: Callable[[], Any]) -> Any:
 
 def _rules_fail(err: BaseException) -> NoReturn:
     """Print a rules-level error and exit with its code (exitcodes: usage, rules or fault)."""
-    click.echo(_error_text(err), err=True)
-    from rulelang.errors import RulesRuntimeError
+    text, code = _rules_report(err)
+    click.echo(text, err=True)
+    sys.exit(code)
 
-    sys.exit(X.FAULT if isinstance(err, RulesRuntimeError) else X.for_rules_error(err))
+
+def _rules_report(err: BaseException) -> tuple[str, int]:
+    """(the text, the exit code) of a rules-level error: a fault found while loading the file
+    (a constant, a table value, a parameter) is reported as the checker's errors are, with
+    their code (a -D value over the int limit: usage); a fault in a game is FAULT."""
+    from rulelang.errors import RulesRuntimeError, load_fault_error
+
+    err = load_fault_error(err) or err
+    if isinstance(err, RulesRuntimeError):
+        return _error_text(err), X.FAULT
+    return _error_text(err), X.for_rules_error(err)
 
 
 def _error_text(err: BaseException) -> str:
+    from rulelang.errors import RulesRuntimeError, fault_text
+
+    if isinstance(err, RulesRuntimeError):  # its location quoted, a caret, then its notes
+        return fault_text(err)
     lines = [str(err) or type(err).__name__]
     lines.extend(getattr(err, "__notes__", ()))
     return "\n".join(lines)
@@ -226,9 +241,9 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
             for variant in game.variants:
                 load(file, variant=variant, params={}, backend=backend)
         except rules_errors as err:
-            click.echo(_error_text(err), err=True)
+            text, code = _rules_report(err)
+            click.echo(text, err=True)
             failed += 1
-            code = X.for_rules_error(err) if hasattr(err, "diagnostics") else X.FAULT
             worst = max(worst, code)
             continue
         except (OSError, ValueError) as err:
@@ -598,8 +613,9 @@ def replay(ctx: click.Context, file: str, record: str, backend: str, step: bool,
             file, variant=rec.get("variant"), params=rec.get("params") or {}, backend=backend
         )
     except rules_errors as err:
-        if X.for_rules_error(err) == X.USAGE:  # the record's variant or params do not fit
-            bad(f"{record}: its variant or parameters do not fit {file}:\n{_error_text(err)}")
+        text, code = _rules_report(err)
+        if code == X.USAGE:  # the record's variant or params do not fit
+            bad(f"{record}: its variant or parameters do not fit {file}:\n{text}")
         _rules_fail(err)
     except (ValueError, OSError) as err:
         _fail(_error_text(err), X.RULES)

@@ -60,16 +60,23 @@ class Constants:
         self.param_values: dict[str, object] = {}
         self.const_values: dict[str, object] = {}
         self.enum_fields: dict[str, list[tuple]] = {}
-        for name in program.params:
-            self.param(name)
-        for name in program.consts:
-            self.const(name)
-        for name in program.enums:
-            self.fields(name)
-        self.table_rows = {name: self._table_rows(name) for name in program.tables}
-        self.params = {n: format_value(program, self.param_values[n], program.param_types[n])
-                       for n in program.params}
-        self._check_sizes()
+        try:
+            for name in program.params:
+                self.param(name)
+            for name in program.consts:
+                self.const(name)
+            for name in program.enums:
+                self.fields(name)
+            self.table_rows = {name: self._table_rows(name) for name in program.tables}
+            self.params = {n: format_value(program, self.param_values[n],
+                                           program.param_types[n])
+                           for n in program.params}
+            self._check_sizes()
+        except RulesRuntimeError as err:
+            # a fault found while loading: the file is refused as a checker error would
+            # refuse it (errors.load_fault_error reads this mark; it does not cross processes)
+            err.loading_program = program
+            raise
 
     def _check_sizes(self) -> None:
         """Every int the program starts from is within the int limit (checked at load)."""

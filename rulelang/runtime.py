@@ -137,8 +137,10 @@ def shown_int(v):
 
 
 def fault_no_row(name, keys, where):
-    raise RulesRuntimeError(f"table '{name}' has no row for ({', '.join(map(shown_int, keys))})",
-                            where)
+    # one key as it is (`4`), several in parentheses (`(4, 2)`)
+    shown = ", ".join(map(shown_int, keys))
+    raise RulesRuntimeError(f"table '{name}' has no row for "
+                            f"{shown if len(keys) == 1 else '(' + shown + ')'}", where)
 
 
 def fault_index(i, size, where):

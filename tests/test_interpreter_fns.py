@@ -129,7 +129,7 @@ def test_a_table_lookup_that_faults_faults_again_and_a_found_value_is_kept(backe
         with pytest.raises(rulelang.RulesRuntimeError) as err:
             s.apply("take(3)")
         assert (err.value.location, err.value.message) == (
-            "rows.rules:9:37", "table 'bonus' has no row for (3)")
+            "rows.rules:9:37", "table 'bonus' has no row for 3")
         assert s.get_var("got") == 20
     s.apply("take(2)")
     s.apply("take(1)")

@@ -300,3 +300,27 @@ def test_records_stay_json(backend):
     with pytest.raises(rulelang.RulesRuntimeError):
         s.apply("go()")
     assert json.loads(s.to_json())["vars"]["x"] == 2000000000000000000000
+
+
+def test_a_define_over_the_int_limit_is_a_usage_error(tmp_path):
+    """-D big=<150 digits> gave `runaway.rules:3:7: integer over the limit of 100 digits
+    (max_int_digits)` and exit code 5: a fault at the declaration, not naming -D."""
+    path = tmp_path / "runaway.rules"
+    path.write_text(HEAD + "flow {\n  x = big\n}" + TAIL, encoding="utf-8")
+    huge = "9" * 150
+    expected = ("<command line>: error[E019]: -D big=999999999999...9999 has 150 digits, over "
+                "the limit of 100 (max_int_digits)\n")
+    for args in (["simulate", path, "-p", "2", "-n", "1", "-D", f"big={huge}"],
+                 ["simulate", path, "-p", "2", "-n", "1", "-D", f"big={huge}", "--backend",
+                  "interpreter"],
+                 ["play", path, "-p", "random,random", "-D", f"big={huge}"],
+                 ["simulate", path, "-p", "2", "-n", "1", "-D", "big=-123456789012345", "-L",
+                  "max_int_digits=14", "-L", "max_collection=1000"]):
+        res = CliRunner().invoke(cli, [str(a) for a in args])
+        want = expected if "-L" not in args else (
+            "<command line>: error[E019]: -D big=-123456789012345 has 15 digits, over the limit "
+            "of 14 (max_int_digits)\n")
+        assert (res.exit_code, res.stderr) == (X.USAGE, want), args
+    ok = CliRunner().invoke(cli, ["simulate", str(path), "-p", "2", "-n", "1", "-D",
+                                  f"big={'9' * 100}"])
+    assert ok.exit_code == 0, ok.output

@@ -268,6 +268,91 @@ def test_play_writes_the_record_when_the_rules_fault(tmp_path):
     assert rec["scores"] is None
 
 
+# ---------------------------------------------------------------------------- faults quoted
+
+# A fault in every game: line 13 is `          total[p] += k // (k - k)`, at column 23.
+ZERO = GAME.replace("total[p] += k * d", "total[p] += k // (k - k)")
+ZERO_EXCERPT = ("   13 |           total[p] += k // (k - k)\n"
+                "                              ^\n")
+
+
+@pytest.mark.parametrize("options", [["--backend", "interpreter"], ["--backend", "compiled"],
+                                     ["--jobs", "2"]])
+def test_a_fault_in_simulate_quotes_its_source_line(tmp_path, options):
+    """simulate printed only `file:line:col: message` and the note, without the line."""
+    from rulelang import sim
+
+    path = tmp_path / "zero.rules"
+    path.write_text(ZERO, encoding="utf-8")
+    res = run("simulate", path, "-p", "2", "-n", "2", *options)
+    assert res.exit_code == X.FAULT
+    assert res.stderr == (f"{path}:13:23: fault: division by zero\n" + ZERO_EXCERPT
+                          + f"  note: in simulated game 0 (seed {sim.game_seed(0, 0)})\n")
+
+
+def test_a_fault_in_play_and_replay_quotes_its_source_line(tmp_path, record):
+    path = tmp_path / "zero.rules"
+    path.write_text(ZERO, encoding="utf-8")
+    res = run("play", path, "-p", "random,random", "--seed", "1")
+    assert res.exit_code == X.FAULT
+    assert res.stderr == f"{path}:13:23: fault: division by zero\n" + ZERO_EXCERPT
+    res = run("replay", path, record)
+    assert res.exit_code == X.RECORD
+    first = json.loads(record.read_text())["actions"][1]
+    assert res.stderr.endswith(f"error: actions[1] {first!r}: {path}:13:23: fault: division "
+                               "by zero\n" + ZERO_EXCERPT)
+
+
+def test_a_fault_in_a_file_changed_since_is_shown_without_the_line(tmp_path):
+    from rulelang.errors import fault_text
+
+    path = tmp_path / "zero.rules"
+    path.write_text(ZERO, encoding="utf-8")
+    err = rulelang.RulesRuntimeError("division by zero", f"{path}:13:23")
+    assert fault_text(err) == f"{path}:13:23: fault: division by zero\n" + ZERO_EXCERPT.rstrip()
+    path.write_text("game Short\n", encoding="utf-8")
+    assert fault_text(err) == f"{path}:13:23: fault: division by zero"
+    path.unlink()
+    err.add_note("in simulated game 3 (seed 7)")
+    assert fault_text(err) == (f"{path}:13:23: fault: division by zero\n"
+                               "  note: in simulated game 3 (seed 7)")
+
+
+LOAD_NOTE = ("  note: found while loading the rules (working out parameters, constants, enum "
+             "fields and table values)\n")
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "compiled"])
+def test_a_fault_while_loading_is_a_rules_error(tmp_path, backend):
+    """A table row `1 => 1 // 0` gave `file:4:31: division by zero` and exit code 5 (a fault
+    in a game), not a refused file (3) with its line quoted."""
+    path = tmp_path / "dup.rules"
+    path.write_text(GAME.replace("state {", "table t(n: int) -> int { 1 => 1 // 0 }\nstate {"),
+                    encoding="utf-8")
+    expected = (f"{path}:4:31: error: division by zero\n"
+                "    4 | table t(n: int) -> int { 1 => 1 // 0 }\n"
+                "                                      ^\n" + LOAD_NOTE)
+    res = run("check", path, "--backend", backend)
+    assert (res.exit_code, res.stderr) == (X.RULES, expected)
+    for args in (["simulate", path, "-p", "2", "-n", "2", "--backend", backend],
+                 ["play", path, "-p", "random,random", "--backend", backend]):
+        res = run(*args)
+        assert (res.exit_code, res.stderr) == (X.RULES, expected), args
+
+
+def test_a_table_miss_shows_one_key_bare_and_several_in_parentheses(backend):
+    text = GAME.replace("state {", "table t(n: int) -> int { 1 => 10 }\n"
+                                   "table u(n: int, m: int) -> int { (1, 1) => 10 }\nstate {")
+    for call, message in (("t(k + 2)", "table 't' has no row for 3"),
+                          ("u(k + 2, d)", "table 'u' has no row for (3, 1)")):
+        game = rulelang.load_text(text.replace("k * d", call), "rows.rules", backend=backend)
+        s = game.new_game(2)
+        s.apply("die(1)")
+        with pytest.raises(rulelang.RulesRuntimeError) as info:
+            s.apply("take(1)")
+        assert info.value.message == message
+
+
 def test_play_interrupted_by_ctrl_c(rules, tmp_path):
     out = tmp_path / "game.json"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -332,7 +417,7 @@ def test_bool_table_keys(backend):
     with pytest.raises(rulelang.RulesRuntimeError) as info:
         s.apply("miss()")
     assert info.value.location == "bool_keys.rules:16:17"
-    assert info.value.message == "table 'v' has no row for (false)"
+    assert info.value.message == "table 'v' has no row for false"
 
 
 def test_bool_table_keys_still_refuse_other_names():

@@ -327,7 +327,7 @@ def test_describe_lists_parameters_variants_decisions() -> None:
     out = run(["describe", CARDS])
     assert out.exit_code == 0, out.output
     text = out.stdout
-    assert "| `hand` | int | 1..3 | `2` |  |  |" in text
+    assert "| `hand` | int | 1..3 | `2` | `2` |  |" in text
     assert "| `rich` | `bonus = 5` |  |" in text
     assert "| `offer(b: int in 0..3)` | `q` (secret) | flow |  |  | line 32 |" in text
     assert "| `held` | `set<Card>[player]` | its owner only | `{}` |  |" in text
@@ -337,6 +337,39 @@ def test_describe_lists_parameters_variants_decisions() -> None:
     assert html_out.stdout.startswith("<!DOCTYPE html>")
     assert "<td><code>tokens</code></td><td>int</td><td>1..40</td>" in html_out.stdout
     assert "tokens on the table at the start" in html_out.stdout
+
+
+def test_describe_shows_every_parameter_value_in_this_run(tmp_path: Path) -> None:
+    """A derived parameter (`a = b + K`) had a blank "in this run" with -D b=10 (it is 32)."""
+    path = tmp_path / "derived.rules"
+    path.write_text(textwrap.dedent("""\
+        game Derived
+        players 2..2
+        const K: int = 22
+        param b: int = 5
+        param a: int = b + K  # derived
+        param on: bool = true
+        state { x: int[player] = a }
+        flow {
+          for p in players {
+            choose p { take(k: int in 1..2) { x[p] += k } }
+          }
+        }
+        score p => x[p]
+        """), encoding="utf-8")
+    rows = ["| `b` | int |  | `5` | `{}` |  |", "| `a` | int |  | `b + K` | `{}` | derived |",
+            "| `on` | bool |  | `true` | `{}` |  |"]
+    out = run(["describe", path, "-D", "b=10", "-D", "on=false"])
+    assert out.exit_code == 0, out.output
+    assert "\n".join(r.format(v) for r, v in zip(rows, ["10", "32", "false"])) in out.stdout
+    out = run(["describe", path])
+    assert "\n".join(r.format(v) for r, v in zip(rows, ["5", "27", "true"])) in out.stdout
+    path.write_text(path.read_text().replace("b + K", "K // (b - 5)"))
+    out = run(["describe", path])
+    assert out.exit_code == 0, out.output
+    assert "| `a` | int |  | `K // (b - 5)` |  | derived |" in out.stdout
+    assert (f"Loading the rules faults, so the values in this run are not shown: "
+            f"`{path}:5:16`: division by zero.") in out.stdout
 
 
 def test_parameter_ranges_are_enforced(tmp_path: Path) -> None:

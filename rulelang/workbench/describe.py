@@ -93,20 +93,28 @@ def describe_blocks(program: Any) -> list[Block]:
     # Parameters
     out.append(("h", 2, "Parameters"))
     if program.params:
+        values, fault = _param_values(program)
         rows = []
         for name, d in program.params.items():
             bounds = program.param_ranges.get(name)
-            effective = src.text(program.param_exprs[name].span)
             default = src.text(d.default.span)
-            if name in program.param_values:
-                effective = str(_value_text(program, name))
+            if values is not None:  # the value itself, derived ones included (`b + K`: 32)
+                effective = _value_text(program, name, values[name])
+            else:  # (they fault: what gives each, as written)
+                effective = src.text(program.param_exprs[name].span)
+                if name in program.param_values:
+                    effective = _value_text(program, name, program.param_values[name])
+                effective = effective if effective != default else ""
             rows.append([f"`{name}`", _type_text(d.type),
                          f"{bounds[0]}..{bounds[1]}" if bounds else "",
                          f"`{default}`",
-                         f"`{effective}`" if effective != default else "",
+                         f"`{effective}`" if effective else "",
                          src.comment(d.span.line)])
         out.append(("table", ["name", "type", "range", "default", "in this run", "comment"],
                     rows))
+        if fault is not None:
+            out.append(("p", f"Loading the rules faults, so the values in this run are not "
+                             f"shown: {fault}."))
         out.append(("p", "Override any of them with `-D name=value`; a value outside a "
                          "declared range is refused."))
     else:
@@ -206,14 +214,25 @@ def describe_blocks(program: Any) -> list[Block]:
     return out
 
 
-def _value_text(program: Any, name: str) -> Any:
-    value = program.param_values[name]
+def _param_values(program: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """(every parameter's value in this run: defaults, variant values and -D values worked
+    out, None if that faults; the fault as `location: message`, or None)."""
+    from rulelang.consts import Constants
+    from rulelang.errors import RulesRuntimeError
+
+    try:
+        return dict(Constants(program).param_values), None
+    except RulesRuntimeError as err:
+        return None, f"`{err.location}`: {err.message}"
+
+
+def _value_text(program: Any, name: str, value: Any) -> str:
     t = program.param_types[name]
     if t.kind == "enum":
         return program.enums[t.name].members[value]
     if isinstance(value, bool):
         return "true" if value else "false"
-    return value
+    return str(value)
 
 
 def _md_cell(text: str) -> str:

@@ -12,7 +12,7 @@ FAULTS = os.path.join(os.path.dirname(__file__), "..", "fixtures", "faults.rules
 NAME = "faults.rules"
 
 EXPECTED = {
-    "table_miss()": ("20:24", "table 'price' has no row for (7)"),
+    "table_miss()": ("20:24", "table 'price' has no row for 7"),
     "none_index()": ("21:29", "a set cannot hold none"),
     "none_arith()": ("22:29", "value is none"),
     "div_zero()": ("23:22", "division by zero"),
