@@ -198,6 +198,27 @@ def test_t_quantiles_and_paired_intervals() -> None:
     assert not stats.paired([1, 2], [1, 2]).significant
 
 
+def test_a_share_of_the_games_has_a_wilson_interval() -> None:
+    # A t interval over 2 games read "50.0% ± 635.3", and "0.0% ± 0.0" for no win.
+    from rulelang.workbench.commands import pm_cell
+
+    half = stats.rate_estimate([1.0, 0.0])
+    assert half.mean == 0.5 and (half.low, half.high) == pytest.approx((0.0945312, 0.9054688))
+    assert pm_cell(half.as_json(), True) == "50.0% (9.5–90.5%)"
+    none = stats.rate_estimate([0.0, 0.0])
+    assert pm_cell(none.as_json(), True) == "0.0% (0.0–65.8%)"
+    # shared wins count in part; a shift keeps the interval around the shifted mean
+    edge = stats.rate_estimate([0.5 - 0.25, 0.0 - 0.25, 1.0 - 0.25, 1.0 - 0.25], -0.25)
+    plain = stats.rate_estimate([0.5, 0.0, 1.0, 1.0])
+    assert edge.mean == pytest.approx(plain.mean - 0.25)
+    assert (edge.low, edge.high) == pytest.approx((plain.low - 0.25, plain.high - 0.25))
+    # a difference of shares is cut to -1..1, where a t interval at 2 games overshoots
+    wide = stats.paired([0.0, 1.0], [1.0, 1.0])
+    assert wide.low < -1 and wide.high > 1
+    cut = stats.clamped(wide, -1.0, 1.0)
+    assert (cut.mean, cut.low, cut.high, cut.n) == (0.5, -1.0, 1.0, 2)
+
+
 def test_figures_are_written_out_to_significant_digits() -> None:
     # Measures such as a winner's margin in money read in full (".4g" wrote 1.083e+04).
     sig = stats.sig
@@ -553,6 +574,12 @@ def test_sweep_uses_the_same_seeds_at_every_point() -> None:
     # A multiple of 4 is a loss for the first player against perfect play; the others are wins.
     wins = [p["measures"]["wins seat 0"]["mean"] for p in result["points"]]
     assert wins[1] == 1.0
+    # a share of the games: its interval is Wilson's (8 of 8 won), not a zero-width t interval
+    won = result["points"][1]["measures"]["wins seat 0"]
+    assert won["ci95"] == pytest.approx([0.6755924, 1.0])
+    from rulelang.workbench.commands import pm_cell
+
+    assert pm_cell(won, True) == "100.0% (67.6–100.0%)"
     out = run(["sweep", CARDS, "-p", "2", "--param", "hand=1..3", "--param", "bonus=0,5",
                "-n", "4", "--json", "-"])
     assert out.exit_code == 0, out.output

@@ -336,11 +336,12 @@ def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: in
 
 
 def pm_cell(iv: dict[str, Any], pct: bool = False) -> str:
-    """A sweep cell: the mean and the half-width of its 95% interval (a rate in percent)."""
+    """A sweep cell: the mean and the half-width of its 95% interval, or a rate in percent with
+    its (Wilson, not symmetric) interval: "50.0% (9.5–90.5%)"."""
     lo, hi = iv["ci95"]
-    half = (hi - lo) / 2 if hi != float("inf") else float("inf")
     if pct:
-        return f"{100 * iv['mean']:.1f}% ± {100 * half:.1f}"
+        return f"{100 * iv['mean']:.1f}% ({rate_interval(lo, hi)})"
+    half = (hi - lo) / 2 if hi != float("inf") else float("inf")
     return f"{sig(iv['mean'], 4)} ± {sig(half, 2)}"
 
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from rulelang import sim
 from rulelang.sim import GameResult, RunSpec, run_games
-from rulelang.workbench.stats import Interval, elo, mean_interval, paired, sig
+from rulelang.workbench.stats import (Interval, clamped, elo, mean_interval, paired,
+                                      rate_estimate, sig)
 
 
 @dataclass(frozen=True)
@@ -116,10 +117,16 @@ def compare(
         a = ma.get(name, [0.0] * games)
         b = mb.get(name, [0.0] * games)
         diff = paired(a, b)
+        if is_rate(name):  # shares of the games: Wilson intervals, a difference within -1..1
+            shift = -1.0 / players if name == "first-player edge" else 0.0
+            est_a, est_b = rate_estimate(a, shift), rate_estimate(b, shift)
+            diff = clamped(diff, -1.0, 1.0)
+        else:
+            est_a, est_b = mean_interval(a), mean_interval(b)
         rows.append({
             "measure": name,
-            "a": mean_interval(a).as_json(),
-            "b": mean_interval(b).as_json(),
+            "a": est_a.as_json(),
+            "b": est_b.as_json(),
             "difference": diff.as_json(),
         })
     significant = [r["measure"] for r in rows if r["difference"]["significant"]]

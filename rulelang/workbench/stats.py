@@ -85,6 +85,27 @@ def mean_interval(values: Sequence[float], null: float = 0.0) -> Interval:
     return Interval(mean, mean - half, mean + half, n, null)
 
 
+def rate_estimate(values: Sequence[float], shift: float = 0.0) -> Interval:
+    """A share of the games (each value one game's share of a win, 0..1, plus `shift`): the
+    mean with its Wilson score interval, which stays within the shares' bounds and is not of
+    zero width when no game (or every game) was won. A t interval is neither: at 2 games it
+    read "50.0% ± 635.3", and "0.0% ± 0.0" when seat 0 won neither."""
+    from rulelang.sim import wilson_interval
+
+    n = len(values)
+    if n == 0:
+        return Interval(0.0, 0.0, 0.0, 0)
+    mean = statistics.fmean(values)
+    low, high = wilson_interval(sum(v - shift for v in values), n)
+    return Interval(mean, low + shift, high + shift, n)
+
+
+def clamped(iv: Interval, low: float, high: float) -> Interval:
+    """`iv` with its interval cut to the values the measure can take (a difference of two shares
+    of the games lies in -1..1, which a t interval over few games overshoots)."""
+    return Interval(iv.mean, max(iv.low, low), min(iv.high, high), iv.n, iv.null)
+
+
 def paired(a: Sequence[float], b: Sequence[float]) -> Interval:
     """The paired difference b - a (the same seeds in both arms), with its 95% interval."""
     if len(a) != len(b):

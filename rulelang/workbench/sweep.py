@@ -15,8 +15,8 @@ from typing import Any
 
 from rulelang import sim
 from rulelang.sim import RunSpec, run_games
-from rulelang.workbench.compare import per_game_measures
-from rulelang.workbench.stats import mean_interval
+from rulelang.workbench.compare import is_rate, per_game_measures
+from rulelang.workbench.stats import Interval, mean_interval, rate_estimate
 
 _RANGE = re.compile(r"\s*([+-]?\d+)\s*\.\.\s*([+-]?\d+)\s*(?::\s*(\d+)\s*)?")
 MAX_POINTS = 400
@@ -102,7 +102,7 @@ def sweep(
         measures = per_game_measures(results, players)
         rows.append({
             "point": dict(zip(names, points[k])),
-            "measures": {name: mean_interval(vals).as_json()
+            "measures": {name: _estimate(name, vals, players).as_json()
                          for name, vals in measures.items()},
             "warnings": sim.degenerate_warnings(game, results, seat_kinds),
             "lengths": [r.decisions for r in results],
@@ -123,3 +123,11 @@ def sweep(
         "points": rows,
         "timing": {"elapsed_seconds": elapsed, "jobs": jobs},
     }
+
+
+def _estimate(name: str, values: list[float], players: int) -> Interval:
+    """A measure's mean and 95% interval at one point: Wilson for a share of the games (a
+    seat's wins, the first player's edge), Student's t for the rest."""
+    if is_rate(name):
+        return rate_estimate(values, -1.0 / players if name == "first-player edge" else 0.0)
+    return mean_interval(values)
