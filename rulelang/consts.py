@@ -869,7 +869,7 @@ class ExprEvaluator:
         for keys, value in self.k.table_rows[name]:
             if all(key_match(k, a) for k, a in zip(keys, args)):
                 return value
-        return runtime.fault_no_row(name, args, loc(span))
+        return runtime.fault_no_row(name, args, loc(span), table_key_members(self.p, name))
 
     def fn_Agg(self, e):
         """An aggregate: its collection's elements bound in turn (those its filter keeps), each
@@ -1065,6 +1065,16 @@ def format_value(program: Program, v, t: T.Type):
             return {names[i]: format_value(program, x, t.elem) for i, x in enumerate(v)}
         return [format_value(program, x, t.elem) for x in v]
     raise AssertionError(t)
+
+
+def table_key_members(program: Program, name: str) -> tuple:
+    """Per key of table `name`, its enum's member names (None for an int, bool or player key),
+    for the message of a lookup that matches no row; () when no key is an enum."""
+    types = [T.strip(program.field_types[f]) for f in program.tables[name].params]
+    if all(t.kind != "enum" for t in types):
+        return ()
+    return tuple(tuple(program.enums[t.name].members) if t.kind == "enum" else None
+                 for t in types)
 
 
 def graph_adjacency(program: Program, g: ast.GraphDecl) -> tuple:

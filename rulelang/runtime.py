@@ -136,9 +136,12 @@ def shown_int(v):
     return str(v)
 
 
-def fault_no_row(name, keys, where):
-    # one key as it is (`4`), several in parentheses (`(4, 2)`)
-    shown = ", ".join(map(shown_int, keys))
+def fault_no_row(name, keys, where, members=()):
+    # one key as it is (`4`), several in parentheses (`(4, 2)`); an enum key by its member's
+    # name (members[i]: the member names of key i's enum, None for another key)
+    shown = ", ".join(
+        members[i][k] if i < len(members) and members[i] is not None else shown_int(k)
+        for i, k in enumerate(keys))
     raise RulesRuntimeError(f"table '{name}' has no row for "
                             f"{shown if len(keys) == 1 else '(' + shown + ')'}", where)
 

@@ -341,10 +341,16 @@ def test_a_fault_while_loading_is_a_rules_error(tmp_path, backend):
 
 
 def test_a_table_miss_shows_one_key_bare_and_several_in_parentheses(backend):
-    text = GAME.replace("state {", "table t(n: int) -> int { 1 => 10 }\n"
-                                   "table u(n: int, m: int) -> int { (1, 1) => 10 }\nstate {")
+    # an enum key by its member's name (it was its index: `(1, 2)` for `(Green, 2)`)
+    text = GAME.replace("state {", "enum Color { Red, Green, Blue }\n"
+                                   "table t(n: int) -> int { 1 => 10 }\n"
+                                   "table u(n: int, m: int) -> int { (1, 1) => 10 }\n"
+                                   "table v(c: Color, n: int) -> int { (Red, 1) => 10 }\n"
+                                   "table w(c: Color) -> int { Red => 10 }\nstate {")
     for call, message in (("t(k + 2)", "table 't' has no row for 3"),
-                          ("u(k + 2, d)", "table 'u' has no row for (3, 1)")):
+                          ("u(k + 2, d)", "table 'u' has no row for (3, 1)"),
+                          ("v(Green, d)", "table 'v' has no row for (Green, 1)"),
+                          ("w(Blue)", "table 'w' has no row for Blue")):
         game = rulelang.load_text(text.replace("k * d", call), "rows.rules", backend=backend)
         s = game.new_game(2)
         s.apply("die(1)")

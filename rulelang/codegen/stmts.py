@@ -25,6 +25,7 @@ from rulelang.codegen.tree import (
     _block_exprs,
     _stmt_exprs,
 )
+from rulelang.consts import table_key_members
 from rulelang.lower import binding_nodes
 
 # code that needs no parentheses as an operand: names, attributes and subscripts of them
@@ -527,7 +528,9 @@ class StmtPrinter:
                 out.append(f"    return {val}")
                 break
         else:
-            out.append(f"    fault_no_row({name!r}, ({''.join(a + ', ' for a in args)}), where)")
+            members = table_key_members(self.p, t.name)
+            out.append(f"    fault_no_row({name!r}, ({''.join(a + ', ' for a in args)}), where"
+                       f"{', ' + repr(members) if members else ''})")
         return out
 
     # -- flow

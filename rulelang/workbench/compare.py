@@ -17,8 +17,15 @@ from typing import Any
 
 from rulelang import sim
 from rulelang.sim import GameResult, RunSpec, run_games
-from rulelang.workbench.stats import (Interval, clamped, elo, mean_interval, paired,
-                                      rate_estimate, sig)
+from rulelang.workbench.stats import (
+    Interval,
+    clamped,
+    elo,
+    mean_interval,
+    paired,
+    rate_estimate,
+    sig,
+)
 
 
 @dataclass(frozen=True)
