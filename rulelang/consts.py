@@ -122,9 +122,9 @@ class Constants:
         return [(tuple(table_key(program, k, kt) for k, kt in zip(row.keys, ktypes)),
                  self.eval_const(row.value)) for row in t.rows]
 
-    def eval_const(self, e):
-        """Value of an expression that reads no state."""
-        return ExprEvaluator(self).eval(e, {})
+    def eval_const(self, e, env: dict | None = None):
+        """Value of an expression that reads no state (and only the locals in `env`, by slot)."""
+        return ExprEvaluator(self).eval(e, env or {})
 
 
 class _Locations(dict):

@@ -378,3 +378,44 @@ def test_standing_options_are_in_the_action_space():
     s.apply("take_loan()")
     assert s.legal_actions()[-2:] == ["take_loan()", "repay(1)"]
     assert [space.index(a) for a in s.legal_actions()] == [1, 2, 3, 4, 5, 6, 7, 8, 9, 14, 15]
+
+
+DEPENDENT = """\
+game Dependent
+players 2..2
+param top: int = 5
+state { t: int[player] = 0 }
+flow {
+  for r in 1..2 {
+    for p in players {
+      choose p {
+        take(n: int in 1..3, m: int in n..top step n) { t[p] += n * m }
+        keep(c: int in 1..2, k: int in 0..r) { t[p] += k }
+      }
+    }
+  }
+}
+score p => t[p]
+"""
+
+
+def test_an_int_domain_may_depend_on_earlier_parameters(tmp_path):
+    """`m: int in n..top step n` is numbered over the union of its ranges for n = 1, 2, 3
+    (1..5, 2 and 4, 3); it was refused as not constant. A domain that names a loop variable
+    still is, with its position."""
+    path = tmp_path / "dependent.rules"
+    path.write_text(DEPENDENT.replace("        keep(c: int in 1..2, k: int in 0..r) "
+                                      "{ t[p] += k }\n", ""), encoding="utf-8")
+    space = action_space(rulelang.check_file(str(path)))
+    assert space.by_name["take"].params[1].values == ("1", "2", "3", "4", "5")
+    assert len(space) == 15 and space.index("take(3, 3)") == 12
+    table = Table(str(path), 2)
+    s = table.game.new_game(2)
+    assert [table.actions.action(k) for k in table.legal_indices(s)] == s.legal_actions() == [
+        "take(1, 1)", "take(1, 2)", "take(1, 3)", "take(1, 4)", "take(1, 5)",
+        "take(2, 2)", "take(2, 4)", "take(3, 3)"]
+    path.write_text(DEPENDENT, encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(
+            f"{path}:10:40: an int domain must be constant, or depend only on earlier "
+            "parameters, to be numbered; it names 'r'")):
+        action_space(rulelang.check_file(str(path)))

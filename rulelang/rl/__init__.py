@@ -5,7 +5,8 @@ every game played with that (file, variant, params): the action names in the ord
 option appears in the file, and within a name the product of its parameters' domains, the last
 parameter varying fastest. A parameter's domain is its type's (enum members in declaration
 order, players 0..max_players-1, false then true) or, for an int, the values of its constant
-`in LO..HI step S` range (the union over options sharing the name). See docs/rl.md.
+`in LO..HI step S` range (the union over options sharing the name, and over the values of the
+earlier parameters it names). See docs/rl.md.
 
 The observation vector lays out, in order: the observing seat (one-hot), the player to move
 (one-hot over seats, then chance and the end), the phase (one-hot over the phases, then none),
@@ -17,6 +18,7 @@ in the submodules and need the `rl` extra.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,32 +108,83 @@ class Space:
                             for p in k.params]} for k in self.kinds]
 
 
-def _arg_values(game, program, t: T.Type, domain, max_players: int) -> list[str]:
-    t = T.strip(t)
-    if t.kind == "int":
-        try:
-            values = game.eval_const(domain)
-        except Exception as exc:  # noqa: BLE001 - any fault means "not a constant range"
-            raise ValueError(f"{domain.span}: an int domain must be constant to be numbered "
-                             f"({exc})") from None
-        return [str(v) for v in sorted(set(values))]
+# The most combinations of earlier parameters' values an int domain that names them is
+# worked out over (its values are the union over them).
+MAX_DOMAIN_COMBINATIONS = 100_000
+
+
+def _type_values(program, t: T.Type, max_players: int) -> list:
+    """The values of an enum, player or bool parameter, in numbering order (as the engine holds
+    them: enum members and seats by index)."""
     if t.kind == "enum":
-        return list(program.enums[t.name].members)
+        return list(range(len(program.enums[t.name].members)))
     if t.kind == "player":
-        return [str(p) for p in range(max_players)]
+        return list(range(max_players))
     if t.kind == "bool":
-        return ["false", "true"]
+        return [False, True]
     raise ValueError(f"cannot number values of type {t}")
 
 
-def _build(program, nodes: list[tuple[str, list[tuple[str, T.Type, Any]]]]) -> Space:
+def _int_values(game, domain, slots: list[str], earlier: list[list]) -> list[int]:
+    """The values an int parameter's `in` range can take: a constant range's, or the union
+    of the ranges over every combination of the earlier parameters it names
+    (`m: int in n..5`)."""
+    refs = game.program.refs
+    locals_ = sorted({(n.span.line, n.span.col, n.name, refs[n][1]) for n in _nodes(domain)
+                      if isinstance(n, ast.Name) and refs.get(n, ("",))[0] == "local"})
+    for _line, _col, name, slot in locals_:
+        if slot not in slots:  # a loop variable, the deciding player...
+            raise ValueError(f"{domain.span}: an int domain must be constant, or depend only on "
+                             f"earlier parameters, to be numbered; it names '{name}'")
+    used = [i for i, slot in enumerate(slots) if any(slot == x[3] for x in locals_)]
+    combos = 1
+    for i in used:
+        combos *= max(len(earlier[i]), 1)
+    if combos > MAX_DOMAIN_COMBINATIONS:
+        raise ValueError(f"{domain.span}: an int domain that depends on earlier parameters "
+                         f"is numbered over their combinations: {combos} is over "
+                         f"{MAX_DOMAIN_COMBINATIONS}")
+    values: set[int] = set()
+    try:
+        for combo in itertools.product(*(earlier[i] for i in used)):
+            values.update(game.eval_const(domain, {slots[i]: v for i, v in zip(used, combo)}))
+    except Exception as exc:  # noqa: BLE001 - any fault means "not a constant range"
+        raise ValueError(f"{domain.span}: an int domain must be constant, or depend only on "
+                         f"earlier parameters, to be numbered ({exc})") from None
+    return sorted(values)
+
+
+def _param_values(game, program, params, max_players: int) -> list[list[str]]:
+    """Per parameter of one option, its values as numbered, written as in action strings."""
+    slots: list[str] = []
+    earlier: list[list] = []
+    out = []
+    for _pn, pt, dom, slot in params:
+        t = T.strip(pt)
+        if t.kind == "int":
+            raw = _int_values(game, dom, slots, earlier)
+            out.append([str(v) for v in raw])
+        else:
+            raw = _type_values(program, t, max_players)
+            if t.kind == "enum":
+                out.append(list(program.enums[t.name].members))
+            elif t.kind == "bool":
+                out.append(["false", "true"])
+            else:
+                out.append([str(v) for v in raw])
+        slots.append(slot)
+        earlier.append(raw)
+    return out
+
+
+def _build(program, nodes: list[tuple[str, list[tuple[str, T.Type, Any, str]]]]) -> Space:
     from rulelang.consts import Constants
 
     game = Constants(program)
     merged: dict[str, list[tuple[str, T.Type, list[str]]]] = {}
     for name, params in nodes:
-        vals = [(pn, pt, _arg_values(game, program, pt, dom, program.max_players))
-                for pn, pt, dom in params]
+        vals = [(pn, pt, vs) for (pn, pt, _dom, _slot), vs
+                in zip(params, _param_values(game, program, params, program.max_players))]
         if name not in merged:
             merged[name] = vals
             continue
@@ -166,8 +219,8 @@ def action_space(program) -> Space:
     for opt in options:
         params = []
         for prm in opt.params:
-            t = program.slot_types[program.slots[prm]]
-            params.append((prm.name, t, prm.domain))
+            slot = program.slots[prm]
+            params.append((prm.name, program.slot_types[slot], prm.domain, slot))
         nodes.append((opt.name, params))
     return _build(program, nodes)
 
@@ -176,8 +229,8 @@ def chance_space(program) -> Space:
     """The chance outcomes of a checked program, numbered (OpenSpiel's chance actions)."""
     nodes = []
     for c in _in_file_order(program, ast.Chance):
-        t = program.slot_types[program.slots[c]]
-        nodes.append((c.name, [(c.var, t, c.domain)]))
+        slot = program.slots[c]
+        nodes.append((c.name, [(c.var, program.slot_types[slot], c.domain, slot)]))
     return _build(program, nodes)
 
 
