@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,16 +154,18 @@ def _tokens(text: str) -> list[str]:
     return [t for t in re.split(r"[\s(),]+", text.strip().lower()) if t]
 
 
-def resolve(answer: str, legal: list[str], aliases: dict[str, str] | None = None) -> int:
+def resolve(answer: str, legal: list[str],
+            aliases: Mapping[str, tuple[str, ...]] | None = None) -> int:
     """Index in `legal` of the action a person typed: a number, the exact action string, or a
     looser form ('place 4D', 'PLACE(4D)', 'dispose 2 4', '4D', 'bid(23)') that matches exactly
-    one. `aliases` (view.display_aliases) lets a member be typed by its display name."""
+    one. `aliases` (view.display_aliases) lets a member be typed by its display name, or by
+    the part of it before ': ' ('green' for "green: Netherlands north/east"); a name several
+    members share means the one the legal actions name."""
     text = answer.strip()
     if not text:
         raise InputError("empty answer")
-    for shown, name in sorted((aliases or {}).items(), key=lambda kv: -len(kv[0])):
-        text = re.sub(r"(?<![\w])" + re.escape(shown) + r"(?![\w])", name, text,
-                      flags=re.IGNORECASE)
+    if aliases:
+        text = _unalias(text, legal, aliases)
     parsed = [(split_action(a)[0].lower(), [x.lower() for x in split_action(a)[1]])
               for a in legal]
     if re.fullmatch(r"[0-9]+", text):
@@ -210,6 +212,23 @@ def resolve(answer: str, legal: list[str], aliases: dict[str, str] | None = None
         shown = ", ".join(legal[k] for k in matches[:6])
         raise InputError(f"'{text}' matches several actions: {shown}")
     raise InputError(f"'{text}' is not legal now; type ? for help")
+
+
+def _unalias(text: str, legal: list[str], aliases: Mapping[str, tuple[str, ...]]) -> str:
+    """`text` with each display name in it (longest first) replaced by the member it names:
+    of the members it can mean, the one that is an argument of a legal action (or the only
+    one). A display name that names several legal members is refused."""
+    named = {x.lower() for a in legal for x in split_action(a)[1]}
+    for shown, names in sorted(aliases.items(), key=lambda kv: (-len(kv[0]), kv[0])):
+        pattern = re.compile(r"(?<![\w])" + re.escape(shown) + r"(?![\w])", re.IGNORECASE)
+        if shown in named or not pattern.search(text):  # (a legal member's own name)
+            continue
+        live = [n for n in names if n.lower() in named]
+        if len(live) > 1:
+            raise InputError(f"'{shown}' could be {', '.join(live)}: type the name")
+        if live or len(names) == 1:
+            text = pattern.sub((live or list(names))[0], text)
+    return text
 
 
 def _arg_matches(parsed: list[tuple[str, list[str]]], args: list[str],

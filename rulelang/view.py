@@ -216,15 +216,21 @@ def arg_display(program) -> dict[str, list[dict[str, str]]]:
     return out
 
 
-def display_aliases(program) -> dict[str, str]:
-    """Display name (casefolded) -> member name, for reading what people type; a display name
-    two enums share for different members is left out (it would be ambiguous)."""
+def display_aliases(program) -> dict[str, tuple[str, ...]]:
+    """What people may type for an enum member, casefolded -> the member names it can mean:
+    its display name (`Łódź` for Lodz), and the part of a display name before ': ' (`green`
+    for BnlGreen, "green: Netherlands north/east"). A display name several members share
+    means each of them; the reader (play.resolve) keeps the one the legal actions name."""
     seen: dict[str, set[str]] = {}
     for info in program.enums.values():
         for m, d in zip(info.members, info.display):
-            if m != d:
-                seen.setdefault(d.casefold(), set()).add(m)
-    return {d: next(iter(ms)) for d, ms in sorted(seen.items()) if len(ms) == 1}
+            if m == d:
+                continue
+            seen.setdefault(d.casefold(), set()).add(m)
+            head = d.split(": ", 1)[0]
+            if head != d and head.strip():
+                seen.setdefault(head.casefold(), set()).add(m)
+    return {d: tuple(sorted(ms)) for d, ms in sorted(seen.items())}
 
 
 def param_labels(program) -> dict[str, list[str]]:

@@ -77,11 +77,29 @@ def test_web_menu_options_show_display_names(cities):
     assert msg["menu"][0]["options"] == [[0, "Łódź"], [1, "Wien"], [2, "Köln"], [3, "Den Haag"]]
 
 
-def test_a_display_name_two_enums_share_is_not_an_alias():
+def test_a_display_name_two_enums_share_means_the_legal_one():
     program = rulelang.check_text(CITIES.replace(
         "enum City {", 'enum Town { Lodzia "Łódź", Other }\nenum City {'), "c.rules")
-    assert "łódź" not in display_aliases(program)
-    assert display_aliases(program)["köln"] == "Koln"
+    aliases = display_aliases(program)
+    assert aliases["łódź"] == ("Lodz", "Lodzia") and aliases["köln"] == ("Koln",)
+    assert resolve("build łódź", ["build(Wien)", "build(Lodz)"], aliases) == 1
+    with pytest.raises(InputError, match="'łódź' could be Lodz, Lodzia: type the name"):
+        resolve("łódź", ["build(Lodz)", "visit(Lodzia)"], aliases)
+
+
+def test_a_display_name_is_read_by_its_head():
+    """Power Grid's areas show as "green: Netherlands north/east"; `green` is what a player
+    types, and it names BnlGreen on the Benelux map and CeGreen on the Central Europe one."""
+    program = rulelang.check_text(CITIES.replace(
+        "enum City {", 'enum Area { NlGreen "green: north", CzGreen "green: Czechia", '
+                       'Red "red: south" }\nenum City {'), "c.rules")
+    aliases = display_aliases(program)
+    assert aliases["green"] == ("CzGreen", "NlGreen") and aliases["red"] == ("Red",)
+    nl = ["pick(NlGreen)", "pick(Red)"]
+    assert resolve("green", nl, aliases) == 0
+    assert resolve("pick green", ["pick(Red)", "pick(CzGreen)"], aliases) == 1
+    assert resolve("pick green: north", nl, aliases) == 0
+    assert resolve("RED", nl, aliases) == 1  # the member's own name, as it is
 
 
 def test_a_non_ascii_name_is_a_clear_error():

@@ -627,7 +627,25 @@ def test_places_in_their_own_spelling():
     assert shown["Lodz"] == "Łódź" and shown["Hertogenbosch"] == "'s-Hertogenbosch"
     # play shows build(Lodz) as Łódź, and reads Łódź typed.
     assert arg_display(program)["build"][0]["Lodz"] == "Łódź"
-    assert display_aliases(program)["łódź"] == "Lodz"
+    assert display_aliases(program)["łódź"] == ("Lodz",)
+
+
+@pytest.mark.parametrize(("variant", "first", "second"), [
+    ("benelux", "pick_area(BnlGreen)", "pick_area(BnlBlue)"),
+    ("central_europe", "pick_area(CeGreen)", "pick_area(CeBlue)")])
+def test_an_area_is_typed_by_its_colour(variant, first, second):
+    """Areas show as "green: Czech Republic"; `green` names the green area of the map in play
+    (it was refused: both maps have one)."""
+    from rulelang.play import resolve
+    from rulelang.view import display_aliases
+
+    s = rulelang.load(PATH, variant=variant).new_game(3)
+    while not any(a.startswith("pick_area") for a in s.legal_actions()):
+        s.apply_index(0)  # (the first outcome of each draw, the first option of each choice)
+    legal = s.legal_actions()
+    aliases = display_aliases(rulelang.check_file(PATH, variant=variant))
+    assert legal[resolve("green", legal, aliases)] == first
+    assert legal[resolve("pick_area BLUE", legal, aliases)] == second
 
 
 @pytest.mark.parametrize(("variant", "fname", "detours"), [
