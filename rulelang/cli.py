@@ -261,9 +261,13 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
 
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--players", "-p", "players_opt", required=True,
-              help="Number of players (all random), or one kind per seat: random, greedy, "
-                   "mcts, mcts@ITERATIONS, mcts@SECONDSs, module:function or a --bot name.")
+@click.option("--players", "-p", "players_opt", default=None,
+              help="Number of players (all random, or the --bots kind), or one kind per seat: "
+                   "random, greedy, mcts, mcts@ITERATIONS, mcts@SECONDSs, module:function or "
+                   "a --bot name.")
+@click.option("--bots", "bots_text", default=None,
+              help="Seat kinds, as compare, sweep and tournament take them: one kind for every "
+                   "seat (with -p N) or one per seat.")
 @click.option("--games", "-n", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--seed", "-s", type=int, default=0, show_default=True, help="Root seed.")
 @_common_game_options
@@ -302,7 +306,8 @@ def check(ctx: click.Context, files: tuple[str, ...], backend: str) -> None:
 def simulate(
     ctx: click.Context,
     file: str,
-    players_opt: str,
+    players_opt: str | None,
+    bots_text: str | None,
     games: int,
     seed: int,
     variant: str | None,
@@ -324,7 +329,7 @@ def simulate(
 
     load = _with_limits(_get_loader(ctx), limits)
     rules_errors, _ = _engine_errors()
-    players, seats = cliutil.parse_players(players_opt, cliutil.parse_bot_options(bot_opts))
+    players, seats = _simulate_seats(players_opt, bots_text, bot_opts)
     json_target = cliutil.Output(json_out, "the summary")
     report_target = cliutil.report_output(report_out)
     try:
@@ -365,6 +370,24 @@ def simulate(
         from rulelang.workbench.report import simulate_report
 
         report_target.write(simulate_report(summary))
+
+
+def _simulate_seats(players_opt: str | None, bots_text: str | None,
+                    bot_opts: tuple[str, ...]) -> tuple[int, list[str] | None]:
+    """simulate's seats: -p N or -p KIND,KIND,...; or --bots, as the workbench commands take
+    it, with -p N."""
+    from rulelang.workbench import cliutil
+
+    if bots_text is None:
+        if players_opt is None:
+            raise click.UsageError("give --players N (or one kind per seat), and/or --bots")
+        return cliutil.parse_players(players_opt, cliutil.parse_bot_options(bot_opts))
+    count = None
+    if players_opt is not None:
+        if not players_opt.strip().isdigit():
+            raise click.UsageError("give the seat kinds with --players or with --bots, not both")
+        count = int(players_opt)
+    return cliutil.seats_option(bots_text, count, bot_opts)
 
 
 def render_summary(summary: dict[str, Any]) -> list[Any]:

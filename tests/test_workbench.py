@@ -174,6 +174,28 @@ def test_user_policy_from_module_function(tmp_path: Path, monkeypatch: pytest.Mo
     assert out.exit_code == X.USAGE and "cannot import 'nope'" in out.stderr
 
 
+def test_simulate_takes_bots_as_the_workbench_commands_do() -> None:
+    """`simulate --bots greedy -p 3` (as compare, sweep and tournament take seats) plays what
+    `-p greedy,greedy,greedy` plays; it was 'No such option'."""
+    def played(*args: str) -> dict:
+        out = run(["simulate", CARDS, "-n", "4", "--json", "-", *args])
+        assert out.exit_code == 0, out.output
+        return {k: v for k, v in json.loads(out.stdout).items() if k != "timing"}
+
+    every = played("-p", "greedy,greedy,greedy")
+    assert every["seat_kinds"] == ["greedy"] * 3
+    assert played("--bots", "greedy", "-p", "3") == every
+    assert played("--bots", "greedy,greedy,greedy") == every
+    for args, message in (
+            (["--bots", "greedy", "-p", "random,random"],
+             "give the seat kinds with --players or with --bots, not both"),
+            (["--bots", "greedy,random", "-p", "3"], "--bots names 2 seats but --players is 3"),
+            (["--bots", "greedy"], "one bot kind given: say how many players with --players"),
+            ([], "give --players N (or one kind per seat), and/or --bots")):
+        out = run(["simulate", CARDS, "-n", "2", *args])
+        assert out.exit_code == X.USAGE and message in out.stderr, args
+
+
 def test_simulate_with_bots_is_the_same_for_any_jobs() -> None:
     kwargs = dict(seats=["mcts@10", "greedy", "random"], backend="compiled")
     one = sim.simulate(CARDS, 3, 12, seed=2, jobs=1, **kwargs)

@@ -48,6 +48,29 @@ def parse_players(value: str, bots: dict[str, str] | None = None,
     return len(specs), [s.label if s.kind != "human" else "human" for s in specs]
 
 
+BOTS_HELP = ("Seat kinds: random, greedy, mcts, mcts@ITERATIONS, mcts@SECONDSs, "
+             "module:function or a --bot name; one kind for every seat or one per seat.")
+
+
+def seats_option(bots_text: str | None, players: int | None, bot_opts: tuple[str, ...]
+                  ) -> tuple[int, list[str]]:
+    """--bots KIND (every seat) or KIND,KIND,... (one per seat) with --players N."""
+    registry = parse_bot_options(bot_opts)
+    if bots_text is None:
+        if players is None:
+            raise click.UsageError("give --players N and/or --bots")
+        return players, ["random"] * players
+    count, kinds = parse_players(bots_text, registry)
+    kinds = kinds or ["random"] * count
+    if count == 1 and players is not None:
+        return players, kinds * players
+    if players is not None and players != count:
+        raise click.UsageError(f"--bots names {count} seats but --players is {players}")
+    if count == 1:
+        raise click.UsageError("one bot kind given: say how many players with --players")
+    return count, kinds
+
+
 def parse_bot_options(values: tuple[str, ...]) -> dict[str, str]:
     """--bot [NAME=]module:function (repeatable): NAME (default: the function's name) becomes
     a seat kind usable in --players / --bots."""

@@ -61,25 +61,6 @@ def _run_guarded(func: Callable[[], Any]) -> Any:
         _fail(_error_text(err), X.FAILURE)
 
 
-def _seats_option(bots_text: str | None, players: int | None, bot_opts: tuple[str, ...]
-                  ) -> tuple[int, list[str]]:
-    """--bots KIND (every seat) or KIND,KIND,... (one per seat) with --players N."""
-    registry = cliutil.parse_bot_options(bot_opts)
-    if bots_text is None:
-        if players is None:
-            raise click.UsageError("give --players N and/or --bots")
-        return players, ["random"] * players
-    count, kinds = cliutil.parse_players(bots_text, registry)
-    kinds = kinds or ["random"] * count
-    if count == 1 and players is not None:
-        return players, kinds * players
-    if players is not None and players != count:
-        raise click.UsageError(f"--bots names {count} seats but --players is {players}")
-    if count == 1:
-        raise click.UsageError("one bot kind given: say how many players with --players")
-    return count, kinds
-
-
 def _write_report(target: cliutil.Output, maker: str, result: dict[str, Any]) -> None:
     if target.path is None:
         return
@@ -88,8 +69,7 @@ def _write_report(target: cliutil.Output, maker: str, result: dict[str, Any]) ->
     target.write(getattr(report, maker)(result))
 
 
-_BOT_HELP = ("Seat kinds: random, greedy, mcts, mcts@ITERATIONS, mcts@SECONDSs, "
-             "module:function or a --bot name; one kind for every seat or one per seat.")
+_BOT_HELP = cliutil.BOTS_HELP
 
 
 # The same choices as rulelang.cli (not imported from there: cli imports this module).
@@ -159,7 +139,7 @@ def compare(ctx: click.Context, file: str, players: int | None, bots_text: str |
     from rulelang.workbench.compare import Arm, verdict_lines
     from rulelang.workbench.compare import compare as run_compare
 
-    n, seats = _seats_option(bots_text, players, bot_opts)
+    n, seats = cliutil.seats_option(bots_text, players, bot_opts)
     arm_a = Arm(a_variant or variant, {**defines, **a_defines})
     arm_b = Arm(b_variant or variant, {**defines, **b_defines})
     if arm_a == arm_b:
@@ -301,7 +281,7 @@ def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: in
     from rulelang.workbench.sweep import parse_axis
     from rulelang.workbench.sweep import sweep as run_sweep
 
-    n, seats = _seats_option(bots_text, players, bot_opts)
+    n, seats = cliutil.seats_option(bots_text, players, bot_opts)
     try:
         axes = [parse_axis(a) for a in axes_text]
     except ValueError as err:
