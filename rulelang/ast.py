@@ -232,6 +232,7 @@ class Let:
     name: str
     type: TypeExpr | None
     value: Expr
+    name_span: Span | None = None  # the name after `let`
 
 
 @node
@@ -283,6 +284,7 @@ class For:
     var: str
     iter: Expr
     body: Block
+    var_span: Span | None = None  # the loop variable
 
 
 @node
@@ -342,6 +344,7 @@ class Chance:
     domain: Expr
     weight: Expr | None
     seen_by: Expr | None
+    var_span: Span | None = None  # the outcome's variable
 
 
 @node

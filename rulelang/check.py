@@ -100,7 +100,8 @@ class Checker:
     def undefined(self, what: str, name: str, span: Span, candidates) -> None:
         close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
         notes = (f"did you mean '{close[0]}'?",) if close else ()
-        self.error("E010", f"undefined {what} '{name}'", span, *notes)
+        kind, of, owner = what.partition(" of ")  # "member of Color": the name before "of"
+        self.error("E010", f"undefined {kind} '{name}'{of}{owner}", span, *notes)
 
     # -- entry
     def run(self, variant: str | None, overrides: dict[str, object]) -> Program:
@@ -824,7 +825,7 @@ class Checker:
             elif _has_any(t):
                 self.error("E012", f"cannot tell the type of '{s.name}'; write 'let {s.name}: "
                            "TYPE = ...'", s.span)
-            self.declare_local(scope, s, s.name, t, s.span)
+            self.declare_local(scope, s, s.name, t, s.name_span or s.span)
         elif isinstance(s, ast.Assign):
             t = self.lvalue(s.target, scope, ctx)
             self.expect(s.value, scope, ctx, t)
@@ -858,7 +859,7 @@ class Checker:
         elif isinstance(s, ast.For):
             et = self.elem_type(s.iter, scope, ctx)
             inner = _Scope(scope)
-            self.declare_local(inner, s, s.var, et, s.span)
+            self.declare_local(inner, s, s.var, et, s.var_span or s.span)
             self.check_block(s.body, inner, _loop(ctx))
         elif isinstance(s, ast.While):
             self.expect(s.cond, scope, ctx, T.BOOL)
@@ -910,7 +911,7 @@ class Checker:
             if not T.compatible(vt, et):
                 self.error("E012", f"outcomes of '{s.name}' are {vt}; the domain holds {et}",
                            s.domain.span)
-            self.declare_local(scope, s, s.var, vt, s.span)
+            self.declare_local(scope, s, s.var, vt, s.var_span or s.span)
             if s.weight is not None:
                 self.expect(s.weight, scope, ctx, T.INT)
             if s.seen_by is not None:
@@ -1242,7 +1243,8 @@ class Checker:
             if e.name in info.members:
                 p.refs[e] = ("member", info.name, info.members.index(e.name))
                 return T.enum(info.name)
-            self.undefined(f"member of {info.name}", e.name, e.span, info.members)
+            self.undefined(f"member of {info.name}", e.name, e.name_span or e.span,
+                           info.members)
             return T.ANY
         ot = T.strip(self.infer(e.obj, scope, ctx))
         if ot.kind == "enum":

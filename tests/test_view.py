@@ -67,7 +67,7 @@ VIEW_LINE = BASE.count("\n") + 2  # the first line inside `view {`
      "a view can read private state 'hand' only as 'hand[me]'"),
     ('board Colour as c { cell "x" },', "E051", "'Colour' is not a grid"),
     ('board Nope as c { cell "x" },', "E010", "undefined enum or grid 'Nope'"),
-    ('label go(j: "amount"),', "E010", "undefined parameter of go 'j'"),
+    ('label go(j: "amount"),', "E010", "undefined parameter 'j' of go"),
     ('label stop(k: "x"),', "E010", "undefined action 'stop'"),
     ('show "x" => tokens,', "E012", "a view cannot show a value of type int[Colour][player]"),
     ('show "x" => turn + true,', "E012", "expected int, found bool"),

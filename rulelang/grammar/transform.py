@@ -383,7 +383,7 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def let_stmt(self, meta, c):
-        return ast.Let(self._span(meta), str(c[0]), c[1], c[2])
+        return ast.Let(self._span(meta), str(c[0]), c[1], c[2], self._tok(c[0]))
 
     @v_args(meta=True)
     def assign_stmt(self, meta, c):
@@ -426,7 +426,7 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def for_stmt(self, meta, c):
-        return ast.For(self._span(meta), str(c[0]), c[1], c[2])
+        return ast.For(self._span(meta), str(c[0]), c[1], c[2], self._tok(c[0]))
 
     @v_args(meta=True)
     def while_stmt(self, meta, c):
@@ -464,7 +464,8 @@ class _ToAst(Transformer):
 
     @v_args(meta=True)
     def chance_stmt(self, meta, c):
-        return ast.Chance(self._span(meta), str(c[0]), str(c[1]), c[2], c[3], c[4], c[5])
+        return ast.Chance(self._span(meta), str(c[0]), str(c[1]), c[2], c[3], c[4], c[5],
+                          self._tok(c[1]))
 
     def weight_clause(self, c):
         return c[0]
