@@ -566,19 +566,24 @@ def play(
 @_common_game_options
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--record", "record_out", type=click.Path(dir_okay=False), default=None,
+              help="Write the game record (JSON) here when the game ends, when a player leaves "
+                   "it, or when the server is stopped before either.")
 def serve(file: str, kinds: list[str], seed: int | None, variant: str | None,
           defines: dict[str, Any], limits: dict[str, int], backend: str, host: str,
-          port: int) -> None:
+          port: int, record_out: str | None) -> None:
     """Serve FILE as a browser table: people join by link, bots play on the server."""
     from rulelang.play import Session
+    from rulelang.workbench import cliutil
 
     try:
         from rulelang.web import serve as run_server
     except ImportError:
         _fail("serve needs the web extra: pip install 'rulelang[web]'", X.USAGE)
+    cliutil.Output(record_out, "the record")  # a path that cannot be written fails now
     session = _open_session(lambda: Session(file, kinds, seed=seed, variant=variant,
                                             params=defines, backend=backend, limits=limits))
-    run_server(session, host=host, port=port)
+    run_server(session, host=host, port=port, record=record_out)
 
 
 def _read_record(path: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from rulelang import sim
 from rulelang.view import arg_display, display_aliases, param_labels
@@ -144,6 +144,19 @@ def menu_lines(legal: list[str], labels: dict[str, list[str]],
     for g in groups:
         lines.extend(describe_group(g, width))
     return lines
+
+
+class _UndoPoint(NamedTuple):
+    """What `undo` restores: the state before a human's move, the lengths of the log and the
+    digests then, the chance and random-seat draws' generator and each bot's, and the history
+    entries the human could not see then (a reveal since refuses the undo)."""
+
+    state: Any
+    log_len: int
+    digests_len: int
+    rng: Any
+    hidden: frozenset[int]
+    bot_rngs: dict[int, Any]
 
 
 class InputError(ValueError):
@@ -340,7 +353,7 @@ class Session:
         self.state = self.game.new_game(num_players=len(kinds))
         self.log: list[LogEntry] = []
         self.digests: list[str] = []
-        self.undo_stack: list[tuple[Any, int, int, Any]] = []
+        self.undo_stack: list[_UndoPoint] = []
 
     # -- seats
     def humans(self) -> list[int]:
@@ -389,8 +402,9 @@ class Session:
         """Human seat p takes legal action k; then the game advances to the next human."""
         if self.state.current_player != p:
             raise ValueError(f"it is not {seat_name(p)}'s turn")
-        self.undo_stack.append((self.state.clone(), len(self.log), len(self.digests),
-                                self.rng.getstate(), self._hidden_from(p)))
+        self.undo_stack.append(_UndoPoint(
+            self.state.clone(), len(self.log), len(self.digests), self.rng.getstate(),
+            self._hidden_from(p), {q: bot.rng.getstate() for q, bot in self.bots.items()}))
         self._apply(k)
         self.advance()
 
@@ -413,8 +427,9 @@ class Session:
             return "undo is only possible against bots"
         if not self.undo_stack:
             return "nothing to undo: you have not moved yet"
-        _state, nlog, _ndig, _rng, hidden = self.undo_stack[-1]
-        if hidden - self._hidden_from(humans[0]):
+        point = self.undo_stack[-1]
+        nlog = point.log_len
+        if point.hidden - self._hidden_from(humans[0]):
             return "cannot undo: secret moves have been revealed since your move"
         for e in self.log[nlog + 1:]:
             if e.actor == CHANCE:
@@ -428,11 +443,15 @@ class Session:
         return self.undo_refusal() is None
 
     def undo(self) -> None:
-        state, nlog, ndig, rng, _hidden = self.undo_stack.pop()
-        self.state = state
-        del self.log[nlog:]
-        del self.digests[ndig:]
-        self.rng.setstate(rng)
+        point = self.undo_stack.pop()
+        self.state = point.state
+        del self.log[point.log_len:]
+        del self.digests[point.digests_len:]
+        self.rng.setstate(point.rng)
+        # the bots' own random numbers too: the same move played again gets the same answers
+        # (undoing until a bot answers a move differently would be a way to cheat)
+        for q, bot_rng in point.bot_rngs.items():
+            self.bots[q].rng.setstate(bot_rng)
 
     # -- what a seat sees
     def observation(self, p: int) -> dict:

@@ -5,6 +5,12 @@ index page lets people take a free seat. The page talks to the server over a Web
 server sends each seat a message built only from that seat's observation (the view model, the
 log as the seat may see it, its legal actions) after every move, and the page sends back the
 chosen action. Bots move on the server as soon as it is their turn.
+
+The page can also take back a move (`{"undo": true}`: the session's undo, refused with the same
+messages as at the terminal) and leave the game (`{"leave": true}`: the game is abandoned for
+every seat, as `q` abandons it at the terminal; with a record path the record is written, its
+scores and winners null). After that, like after the end of the game, the server goes on
+serving the final table and refuses moves.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import asyncio
 import html
 import json
 import secrets
+import sys
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -34,45 +42,94 @@ WEB_HELP = (
     "?  this help (also the ? button)",
     "? NAME  every option of one action, numbered (e.g. '? bid'); type a number to play "
     "that option",
+    "undo  take back your last move, and the bots' moves after it (also the undo button, or "
+    "the u key when you are not typing in a field). Only against bots, and not past a chance "
+    "draw, another player's secret move or a reveal since your move: the button is then "
+    "greyed out and says why.",
+    "leave  end the game for every seat (the leave button, then confirm). The game is "
+    "abandoned: it has no winner, and nobody can move any more.",
 )
 
 # The reply to a socket message that is not a JSON object.
-BAD_MESSAGE = 'a message must be a JSON object: {"answer": "TEXT"} or {"index": N}'
+BAD_MESSAGE = ('a message must be a JSON object: {"answer": "TEXT"}, {"index": N}, '
+               '{"undo": true} or {"leave": true}')
 
 MAX_ANSWER = 1000  # characters of a typed answer
 
 
 class WebTable:
-    """One game served to browsers: the session, the seats' secret tokens and open sockets."""
+    """One game served to browsers: the session, the seats' secret tokens and open sockets.
+    With `record` (a path), the game record is written there when the game ends or is left."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, record: str | None = None) -> None:
         self.session = session
+        self.record = record
+        self.left: int | None = None  # the seat that left the game (abandoned it)
         self.tokens = {secrets.token_urlsafe(16): p for p in session.humans()}
         self.joined: set[int] = set()
         self.sockets: dict[int, set[WebSocket]] = {p: set() for p in session.humans()}
         self.lock = asyncio.Lock()
         self.acks: set[str] = set()  # autoplay pages that have shown the end of the game
         session.advance()
+        if session.state.is_terminal():
+            self.write_record()
 
     def token_of(self, p: int) -> str:
         return next(t for t, q in self.tokens.items() if q == p)
+
+    def status(self, viewer: int | None) -> str:
+        return "game abandoned" if self.left is not None else self.session.status(viewer)
+
+    def abandoned(self, viewer: int | None) -> str | None:
+        """Who left the game, as `viewer` is told it; None while nobody has."""
+        if self.left is None:
+            return None
+        return f"{seat_name(self.left, viewer)} left the game"
+
+    def closed(self) -> str | None:
+        """Why nobody can move any more (the game was left), or None."""
+        if self.left is None:
+            return None
+        return f"the game was abandoned: {seat_name(self.left)} left it"
+
+    def undo_refusal(self) -> str | None:
+        """Why undo is refused now (Session.undo_refusal, as at the terminal and in the full
+        screen table), or None when it is possible."""
+        return self.closed() or self.session.undo_refusal()
+
+    def write_record(self) -> str | None:
+        """Write the game record (if a path was given); an error text, or None."""
+        if self.record is None:
+            return None
+        try:
+            Path(self.record).write_text(json.dumps(self.session.record()) + "\n",
+                                         encoding="utf-8")
+        except OSError as exc:
+            return f"cannot write the record {self.record}: {exc.strerror or exc}"
+        return None
 
     def message(self, p: int) -> dict[str, Any]:
         """Everything seat p's page shows; built from p's observation only."""
         s = self.session
         st = s.state
-        mine = st.current_player == p and not st.is_terminal()
+        mine = st.current_player == p and not st.is_terminal() and self.left is None
+        refusal = self.undo_refusal()
         msg: dict[str, Any] = {
             "game": s.game.name,
             "seat": p,
             "seat_name": seat_name(p),
-            "status": s.status(p),
+            "status": self.status(p),
             "view": s.view(p),
             "log": s.log_lines(p)[-300:],
             "your_turn": mine,
             "menu": [],
             "over": st.is_terminal(),
             "result": s.result_lines() if st.is_terminal() else [],
+            # who left the game (it is then abandoned: no result, no more moves), or None
+            "abandoned": self.abandoned(p),
+            # whether the undo button works, and if not why (its title)
+            "can_undo": refusal is None,
+            "undo_refusal": refusal,
         }
         if mine:
             legal = st.legal_actions()
@@ -102,6 +159,9 @@ class WebTable:
             return {"help": list(WEB_HELP)}
         want = words[1].strip().lower()
         st = self.session.state
+        closed = self.closed()
+        if closed is not None:
+            return {"error": closed}
         if st.is_terminal() or st.current_player != p:
             return {"error": "it is not your turn"}
         legal = st.legal_actions()
@@ -123,6 +183,9 @@ class WebTable:
         """Apply seat p's answer; returns an error text, or None when it was played."""
         async with self.lock:
             st = self.session.state
+            closed = self.closed()
+            if closed is not None:
+                return closed
             if st.is_terminal() or st.current_player != p:
                 return "it is not your turn"
             legal = st.legal_actions()
@@ -143,8 +206,36 @@ class WebTable:
             except (InputError, ValueError, TypeError) as err:
                 return str(err)
             self.session.play(p, k)
+            error = self.write_record() if self.session.state.is_terminal() else None
+        await self.broadcast()
+        return error
+
+    async def undo(self, p: int) -> str | None:
+        """Take back seat p's last move with the bots' moves after it, back to p's previous
+        decision (Session.undo, as `undo` at the terminal and ctrl+z in the full screen
+        table); returns the refusal, or None when it was undone."""
+        async with self.lock:
+            refusal = self.undo_refusal()
+            if refusal is not None:
+                return refusal
+            self.session.undo()
         await self.broadcast()
         return None
+
+    async def leave(self, p: int) -> str | None:
+        """Seat p leaves: the game is abandoned for every seat, as `q` abandons it at the
+        terminal, and its record written (scores and winners null). Returns an error text, or
+        None."""
+        async with self.lock:
+            closed = self.closed()
+            if closed is not None:
+                return closed
+            if self.session.state.is_terminal():
+                return "the game is over: there is nothing to leave"
+            self.left = p
+            error = self.write_record()
+        await self.broadcast()
+        return error
 
 
 def _decode(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -162,13 +253,21 @@ def _decode(message: dict[str, Any]) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _flag(data: dict[str, Any], key: str) -> str | None:
+    """None when `data[key]` is true (the one value an undo or leave message takes), else the
+    error to answer with."""
+    return None if data[key] is True else f"{key} must be true"
+
+
 def _is_help(answer: str) -> bool:
     words = answer.strip().lower().split(None, 1)
     return bool(words) and words[0] in ("?", "help")
 
 
-def create_app(session: Session) -> Starlette:
-    table = WebTable(session)
+def create_app(session: Session, record: str | None = None) -> Starlette:
+    """The browser table of `session`; with `record` (a path) the game record is written there
+    when the game ends or is left."""
+    table = WebTable(session, record)
 
     async def index(request: Request) -> Response:
         s = table.session
@@ -180,7 +279,8 @@ def create_app(session: Session) -> Starlette:
                 rows.append(f"<li>{seat_name(p)}: taken</li>")
             else:
                 rows.append(f'<li>{seat_name(p)}: <a href="/join/{p}">take this seat</a></li>')
-        body = (f"<h1>{html.escape(s.game.name)}</h1><p>{html.escape(s.status(None))}</p>"
+        body = (f"<h1>{html.escape(s.game.name)}</h1>"
+                f"<p>{html.escape(table.status(None))}</p>"
                 f"<ul>{''.join(rows)}</ul>")
         return HTMLResponse(_PAGE_HEAD + body + "</body></html>")
 
@@ -250,7 +350,14 @@ def create_app(session: Session) -> Starlette:
                 if isinstance(ask, str) and _is_help(ask):
                     await ws.send_json(table.help(p, ask.strip()))
                     continue
-                error = await table.answer(p, data)
+                if "leave" in data:
+                    error = _flag(data, "leave") or await table.leave(p)
+                elif "undo" in data:
+                    error = _flag(data, "undo") or await table.undo(p)
+                elif isinstance(ask, str) and ask.strip().lower() == "undo":
+                    error = await table.undo(p)  # typed, as at the terminal
+                else:
+                    error = await table.answer(p, data)
                 if error is not None:
                     await ws.send_json({"error": error})
         except WebSocketDisconnect:
@@ -281,8 +388,12 @@ _PAGE_HEAD = """<!doctype html>
 body { font-family: system-ui, sans-serif; margin: 0; padding: 0 1rem; background: #f6f4ef;
        color: #222; }
 h1 { margin-top: 1rem; }
-#top { font-weight: 600; padding: .5rem 0; display: flex; gap: .5rem; align-items: baseline; }
+#top { font-weight: 600; padding: .5rem 0; display: flex; flex-wrap: wrap; gap: .5rem;
+       align-items: baseline; }
 #top #status { flex: 1; }
+/* Leaving asks first, on a line of its own under who is to move. */
+#leaveconfirm { flex-basis: 100%; font-weight: normal; background: #fff3cd;
+                border: 1px solid #e0c36a; padding: .3rem .5rem; }
 /* Wide windows: the view on the left scrolls with the page; the side panel (who is to move,
    the actions, the log) stays in sight, however long the view is. */
 #layout { display: grid; grid-template-columns: minmax(0, 1fr) minmax(18rem, 26rem);
@@ -332,7 +443,12 @@ button { margin: .1rem; padding: .2rem .5rem; cursor: pointer; }
 
 _PLAY_BODY = """<div id="layout"><main id="view"></main>
 <aside id="side"><div id="top"><span id="status">connecting...</span>
-<button type="button" id="helpbtn" title="how to enter actions">?</button></div>
+<button type="button" id="undo" disabled>undo</button>
+<button type="button" id="leave" title="leave the game (it ends for every seat)">leave</button>
+<button type="button" id="helpbtn" title="how to enter actions">?</button>
+<div id="leaveconfirm" role="alertdialog" hidden>Leave the game? It ends for every seat, with
+no winner. <button type="button" id="leaveyes">leave the game</button>
+<button type="button" id="leaveno">stay</button></div></div>
 <div id="actions"><div id="menu"></div>
 <form id="typed"><input id="answer" placeholder="type an action, or ? for help"
 autocomplete="off"><button>play</button></form>
@@ -433,9 +549,15 @@ function render(m) {
                el("button", {onclick: () => send({answer: g.name + " " + inp.value})}, "play")); }
     menu.append(d); }
   $("typed").style.display = m.your_turn ? "" : "none";
-  $("result").textContent = m.over ? "Game over. " + m.result.join("; ") : "";
-  document.body.dataset.over = m.over ? "yes" : "no";
-  if (m.over && window.pageNonce) send({shown_over: window.pageNonce});
+  $("undo").disabled = !m.can_undo;
+  $("undo").title = m.can_undo ? "take back your last move (u)" : m.undo_refusal;
+  const ended = m.over || !!m.abandoned;
+  $("leave").hidden = ended;
+  if (ended) $("leaveconfirm").hidden = true;
+  $("result").textContent = m.abandoned ? "Game abandoned: " + m.abandoned + "."
+                          : m.over ? "Game over. " + m.result.join("; ") : "";
+  document.body.dataset.over = m.over ? "yes" : m.abandoned ? "abandoned" : "no";
+  if (ended && window.pageNonce) send({shown_over: window.pageNonce});
   if (autoplay && m.your_turn) {
     const first = m.menu.find(g => g.options && g.name !== "declare_end") || m.menu[0];
     setTimeout(() => send(first.options ? {index: first.options[0][0]}
@@ -451,17 +573,38 @@ $("typed").onsubmit = (e) => { e.preventDefault();
   const a = $("answer"); send({answer: a.value}); a.value = ""; };
 $("helpbtn").onclick = () => { if ($("help").hidden) send({answer: "?"});
                                else $("help").hidden = true; };
+function undo() { if (!$("undo").disabled) send({undo: true}); }
+$("undo").onclick = undo;
+// Leaving asks first (on the page, not in a browser dialog): only "leave the game" sends it.
+$("leave").onclick = () => { $("leaveconfirm").hidden = false; $("leaveno").focus(); };
+$("leaveno").onclick = () => { $("leaveconfirm").hidden = true; };
+$("leaveyes").onclick = () => { $("leaveconfirm").hidden = true; send({leave: true}); };
+// Keys, when not typing in a field: u undoes, Escape closes the question about leaving.
+document.addEventListener("keydown", (e) => {
+  const t = e.target;
+  if (e.ctrlKey || e.metaKey || e.altKey || e.repeat || (t && (t.isContentEditable ||
+      ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName)))) return;
+  if (e.key === "u" || e.key === "U") { e.preventDefault(); undo(); }
+  else if (e.key === "Escape") $("leaveconfirm").hidden = true;
+});
 </script></body></html>
 """
 
 
-def serve(session: Session, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run the table with uvicorn until interrupted; prints each human seat's link."""
+def serve(session: Session, host: str = "127.0.0.1", port: int = 8000,
+          record: str | None = None) -> None:
+    """Run the table with uvicorn until interrupted; prints each human seat's link. With
+    `record`, the game record is written when the game ends or is left, and when the server
+    is stopped before either (the game so far, as `play --record` does when interrupted)."""
     import uvicorn
 
-    app = create_app(session)
+    app = create_app(session, record)
     table: WebTable = app.state.table
     print(f"{session.game.name}: http://{host}:{port}/ (take a free seat there)")
     for token, p in sorted(table.tokens.items(), key=lambda kv: kv[1]):
         print(f"  {seat_name(p)}: http://{host}:{port}/play/{token}")
     uvicorn.run(app, host=host, port=port, log_level="warning")
+    if table.left is None and not session.state.is_terminal():
+        error = table.write_record()
+        if error is not None:
+            print(f"error: {error}", file=sys.stderr)

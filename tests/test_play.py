@@ -224,6 +224,24 @@ def test_a_holder_disposing_in_a_merger_sees_which_chains_merge():
     assert shows["Merger: surviving chain"] == "Continental"
 
 
+def test_undo_replays_the_bots_answers_the_same_way():
+    """The bots' own random numbers are restored with the state: the same move played again
+    gets the same answers (they answered bid(30) with 35 and 36, then with 32 and 35 after an
+    undo, so undoing could fish for a weaker reply)."""
+    s = Session(str(ROOT / "rules" / "powergrid.rules"), ["human", "mcts@30", "mcts@30"],
+                seed=0, backend="compiled")
+    s.advance()
+    k = s.state.legal_actions().index("bid(30)")
+    s.play(0, k)
+    answered = s.log_lines(None)[-3:]
+    assert answered == ["P0: bid(30)", "P1 (mcts@30): bid(35)", "P2 (mcts@30): bid(36)"]
+    digest = s.state.digest()
+    assert s.undo_refusal() is None
+    s.undo()
+    s.play(0, k)
+    assert s.log_lines(None)[-3:] == answered and s.state.digest() == digest
+
+
 def test_undo_stops_at_a_secret_move_of_a_bot():
     # Pola Naftowe, seed 2: P0 bids 100, the bots' sealed bids follow and are revealed before
     # P0 moves again. Taking the bid back would let P0 bid again knowing theirs (1200, 2700).

@@ -153,6 +153,316 @@ def test_question_mark_shows_the_browser_help_and_the_options_of_one_action():
         assert session.state.history[-1] == "lobby(200)"
 
 
+# ---------------------------------------------------------------------------- undo and leave
+
+
+def _state(session: Session) -> tuple:
+    """The whole game as the session holds it: state JSON, digest, history, log, digests."""
+    st = session.state
+    return (st.to_json(), st.digest(), list(st.history), len(session.log),
+            list(session.digests))
+
+
+def test_undo_takes_back_the_move_and_the_bots_moves_after_it():
+    # Power Grid, seed 0: P0 bids 40, the random bots bid 42 and 47, and it is P0's turn
+    # again. Undo goes back to P0's decision before the bid, over the bots' bids, exactly.
+    session = Session(rules("powergrid"), ["human", "random", "random"], seed=0)
+    app = create_app(session)
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{_token(app, 0)}") as ws:
+        first = ws.receive_json()
+        assert first["can_undo"] is False
+        assert first["undo_refusal"] == "nothing to undo: you have not moved yet"
+        ws.send_json({"undo": True})
+        assert ws.receive_json() == {"error": "nothing to undo: you have not moved yet"}
+        before = _state(session)
+        ws.send_json({"answer": "bid 40"})
+        moved = ws.receive_json()
+        assert session.state.history[-3:] == ["bid(40)", "bid(42)", "bid(47)"]
+        assert moved["your_turn"] and moved["can_undo"] is True
+        assert moved["undo_refusal"] is None
+        assert _state(session) != before
+        ws.send_json({"undo": True})
+        undone = ws.receive_json()
+        assert _state(session) == before
+        assert undone == first  # the page shows exactly what it showed before the bid
+        assert client.get(f"/state/{_token(app, 0)}").json() == first
+        # the bots answer the same bid the same way; typed 'undo' works as at the terminal
+        ws.send_json({"answer": "bid 40"})
+        assert ws.receive_json() == moved
+        ws.send_json({"answer": " UNDO "})
+        assert ws.receive_json() == first and _state(session) == before
+
+
+def test_undo_goes_back_one_decision_at_a_time():
+    # Acquire, seed 7: P0 places (the buy decision follows, nothing drawn), then buys.
+    session = Session(rules("acquire"), ["human", "random", "random"], seed=7)
+    app = create_app(session)
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{_token(app, 0)}") as ws:
+        first = ws.receive_json()
+        start = _state(session)
+        ws.send_json({"answer": "place 4d"})
+        placed = ws.receive_json()
+        after_place = _state(session)
+        ws.send_json({"answer": "buy luxor"})
+        bought = ws.receive_json()
+        assert bought["can_undo"] is True and session.state.history[-1] == "buy(Luxor)"
+        ws.send_json({"undo": True})
+        assert ws.receive_json() == placed and _state(session) == after_place
+        ws.send_json({"undo": True})
+        assert ws.receive_json() == first and _state(session) == start
+
+
+def test_undo_is_refused_after_a_chance_draw_with_the_sessions_reason():
+    # Acquire, seed 7: P0 places, buys nothing and draws his next tile.
+    session = Session(rules("acquire"), ["human", "random", "random"], seed=7)
+    app = create_app(session)
+    refusal = "cannot undo: there has been a chance draw since your move"
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{_token(app, 0)}") as ws:
+        ws.receive_json()
+        ws.send_json({"index": 0})
+        assert ws.receive_json()["can_undo"] is True
+        ws.send_json({"answer": "end_buy"})
+        drawn = ws.receive_json()
+        assert session.undo_refusal() == refusal
+        assert drawn["can_undo"] is False and drawn["undo_refusal"] == refusal
+        before = _state(session)
+        ws.send_json({"undo": True})
+        assert ws.receive_json() == {"error": refusal}
+        ws.send_json({"answer": "undo"})
+        assert ws.receive_json() == {"error": refusal}
+        assert _state(session) == before
+        assert client.get(f"/state/{_token(app, 0)}").json() == drawn
+
+
+def test_undo_is_refused_between_two_people():
+    session = Session(rules("polanaftowe"), ["human", "human", "random"], seed=5)
+    app = create_app(session)
+    t0, t1 = _token(app, 0), _token(app, 1)
+    refusal = "undo is only possible against bots"
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{t0}") as ws0, \
+            client.websocket_connect(f"/ws/{t1}") as ws1:
+        for ws in (ws0, ws1):
+            m = ws.receive_json()
+            assert m["can_undo"] is False and m["undo_refusal"] == refusal
+        ws0.send_json({"answer": "lobby 2500"})
+        ws0.receive_json()
+        assert ws1.receive_json()["undo_refusal"] == refusal
+        before = _state(session)
+        ws0.send_json({"undo": True})
+        assert ws0.receive_json() == {"error": refusal}
+        assert _state(session) == before
+        for bad, error in (({"undo": 1}, "undo must be true"),
+                           ({"leave": "yes"}, "leave must be true")):
+            ws1.send_json(bad)
+            assert ws1.receive_json() == {"error": error}
+        assert _state(session) == before
+
+
+def test_leaving_abandons_the_game_for_every_seat_and_writes_its_record(tmp_path):
+    from click.testing import CliRunner
+
+    from rulelang.cli import cli
+
+    record = tmp_path / "game.json"
+    session = Session(rules("polanaftowe"), ["human", "human", "random"], seed=5)
+    app = create_app(session, record=str(record))
+    t0, t1 = _token(app, 0), _token(app, 1)
+    closed = "the game was abandoned: P1 left it"
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{t0}") as ws0, \
+            client.websocket_connect(f"/ws/{t1}") as ws1:
+        ws0.receive_json()
+        ws1.receive_json()
+        ws0.send_json({"answer": "lobby 2500"})
+        ws0.receive_json()
+        assert ws1.receive_json()["your_turn"]
+        assert not record.exists()  # written when the game ends or is left, not before
+        history = list(session.state.history)
+        ws1.send_json({"leave": True})  # P1 leaves while it is his turn
+        left0, left1 = ws0.receive_json(), ws1.receive_json()
+        assert left0["abandoned"] == "P1 left the game"
+        assert left1["abandoned"] == "P1 (you) left the game"
+        for m in (left0, left1):
+            assert m["status"] == "game abandoned" and m["over"] is False
+            assert m["your_turn"] is False and m["menu"] == [] and m["result"] == []
+            assert m["can_undo"] is False and m["undo_refusal"] == closed
+        # the record of the game so far: an abandoned game, no scores and no winners
+        rec = json.loads(record.read_text(encoding="utf-8"))
+        assert rec["scores"] is None and rec["winners"] is None
+        assert rec["actions"] == history == session.state.history
+        assert rec["digests"] == session.digests
+        assert rec["players"] == 3 and rec["seed"] == 5
+        # afterwards the table stays up, as after the end of a game, and nobody can move
+        for ws, message in ((ws1, {"answer": "lobby 100"}), (ws1, {"index": 0}),
+                            (ws0, {"answer": "? lobby"}), (ws0, {"leave": True}),
+                            (ws0, {"undo": True})):
+            ws.send_json(message)
+            assert ws.receive_json() == {"error": closed}
+        assert session.state.history == history
+        assert client.get(f"/state/{t1}").json() == left1
+        assert "<p>game abandoned</p>" in client.get("/").text
+    res = CliRunner().invoke(cli, ["replay", rules("polanaftowe"), str(record)])
+    assert res.exit_code == 0, res.output
+    assert "the record ends before the game is over" in res.output
+
+
+def test_leaving_without_a_record_and_after_the_end(tmp_path):
+    # Pola Naftowe, seed 7: P0 taking the first legal action each turn ends it in 7 moves.
+    session = Session(rules("polanaftowe"), ["human", "random", "random"], seed=7)
+    record = tmp_path / "game.json"
+    app = create_app(session, record=str(record))
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{_token(app, 0)}") as ws:
+        m = ws.receive_json()
+        for _ in range(7):
+            assert m["abandoned"] is None and not m["over"]
+            assert not record.exists()
+            ws.send_json({"index": 0})
+            m = ws.receive_json()
+        assert m["over"] and session.state.is_terminal()
+        rec = json.loads(record.read_text(encoding="utf-8"))  # written at the end
+        assert rec["actions"] == session.state.history
+        assert rec["scores"] == list(session.state.scores())
+        assert rec["winners"] == list(session.state.winners())
+        ws.send_json({"leave": True})
+        assert ws.receive_json() == {"error": "the game is over: there is nothing to leave"}
+        assert json.loads(record.read_text(encoding="utf-8")) == rec
+    # without a record path, leaving ends the game and writes nothing
+    session = Session(rules("polanaftowe"), ["human", "random", "random"], seed=7)
+    app = create_app(session)
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{_token(app, 0)}") as ws:
+        ws.receive_json()
+        ws.send_json({"leave": True})
+        assert ws.receive_json()["abandoned"] == "P0 (you) left the game"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["game.json"]
+
+
+def test_help_names_undo_and_leave():
+    assert any(line.startswith("undo ") and "u key" in line for line in WEB_HELP)
+    assert any(line.startswith("leave ") and "confirm" in line for line in WEB_HELP)
+
+
+NODE = shutil.which("node")
+
+# A stand-in for the few DOM calls the page makes, to run its script in Node: elements with
+# children, text, attributes and onclick; a socket that records what the page sends.
+_NODE_DOM = """
+(() => {
+  class Node_ { constructor(tag) { this.tagName = tag.toUpperCase(); this.kids = [];
+      this.own = ""; this.style = {}; this.dataset = {}; this.hidden = false;
+      this.disabled = false; this.title = ""; this.value = ""; }
+    get textContent() { return this.own + this.kids.map(k => k.textContent).join(""); }
+    set textContent(v) { this.own = String(v); this.kids = []; }
+    append(...xs) { for (const x of xs) this.kids.push(typeof x === "string"
+                                                       ? {textContent: x} : x); }
+    replaceChildren(...xs) { this.own = ""; this.kids = []; this.append(...xs); }
+    focus() { document.activeElement = this; }
+    click() { if (!this.disabled && this.onclick) this.onclick({}); } }
+  const byId = {}, listeners = [];
+  for (const [tag, id, flags] of STATIC) { const e = new Node_(tag); e.id = id;
+    e.hidden = flags.includes("hidden"); e.disabled = flags.includes("disabled");
+    byId[id] = e; }
+  globalThis.window = globalThis;
+  globalThis.document = { body: new Node_("body"), activeElement: null,
+    getElementById: (id) => byId[id] || null,
+    createElement: (tag) => new Node_(tag),
+    createTextNode: (t) => ({textContent: t}),
+    addEventListener: (type, f) => listeners.push([type, f]) };
+  globalThis.location = {pathname: "/play/TOKEN", search: "", protocol: "http:", host: "h"};
+  globalThis.SENT = [];
+  globalThis.WebSocket = class { send(x) { SENT.push(JSON.parse(x)); } };
+  globalThis.press = (key, target) => { let stopped = false;
+    const e = {key, target: target || document.body, ctrlKey: false, metaKey: false,
+               altKey: false, repeat: false, preventDefault() { stopped = true; }};
+    for (const [type, f] of listeners) if (type === "keydown") f(e);
+    return stopped; };
+})();
+"""
+
+# What the test does with the page, and what it reports.
+_NODE_SCENARIO = """
+const show = (m) => ws.onmessage({data: JSON.stringify(m)});
+const out = {};
+const snap = () => ({undo_disabled: $("undo").disabled, undo_title: $("undo").title,
+  leave_hidden: $("leave").hidden, confirm_hidden: $("leaveconfirm").hidden,
+  result: $("result").textContent, error: $("error").textContent,
+  over: document.body.dataset.over, sent: SENT.splice(0)});
+out.initial = snap();
+show(MESSAGES.first);
+press("u");
+out.first = snap();
+show(MESSAGES.moved);
+press("u", {tagName: "INPUT"});  // typing in a field: no undo
+out.typing = snap();
+press("u");
+out.key = snap();
+$("undo").click();
+out.button = snap();
+show({error: MESSAGES.refusal});
+out.refused = snap();
+$("leave").click();
+out.asked = snap();
+$("leaveno").click();
+out.stayed = snap();
+$("leave").click();
+press("Escape");
+out.escaped = snap();
+$("leave").click();
+$("leaveyes").click();
+out.left = snap();
+show(MESSAGES.abandoned);
+out.abandoned = snap();
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_page_undo_button_key_and_leave_confirmation_in_node(tmp_path):
+    session = Session(rules("powergrid"), ["human", "random", "random"], seed=0)
+    app = create_app(session)
+    token = _token(app, 0)
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{token}") as ws:
+        page = client.get(f"/play/{token}").text
+        first = ws.receive_json()
+        ws.send_json({"answer": "bid 40"})
+        moved = ws.receive_json()
+        ws.send_json({"leave": True})
+        abandoned = ws.receive_json()
+    body = page[page.index('<div id="layout">'):page.index("<script>")]
+    static = [[tag, id_, re.findall(r"\b(hidden|disabled)\b", rest)]
+              for tag, id_, rest in re.findall(r'<(\w+) [^>]*?id="(\w+)"([^>]*)>', body)]
+    script = page[page.index("<script>") + len("<script>"):page.index("</script>")]
+    messages = {"first": first, "moved": moved, "abandoned": abandoned,
+                "refusal": "cannot undo: there has been a chance draw since your move"}
+    source = (f"const STATIC = {json.dumps(static)};\n{_NODE_DOM}\n{script}\n"
+              f"const MESSAGES = {json.dumps(messages)};\n{_NODE_SCENARIO}")
+    (tmp_path / "page.js").write_text(source, encoding="utf-8")
+    res = subprocess.run([NODE, str(tmp_path / "page.js")], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    # before any message the button is off; with nothing to undo it stays off and says why
+    assert out["initial"]["undo_disabled"] is True
+    assert out["first"] == {**out["first"], "undo_disabled": True, "sent": [],
+                            "undo_title": "nothing to undo: you have not moved yet"}
+    # after a move: u (not while typing in a field) and the button send an undo
+    assert out["typing"]["undo_disabled"] is False and out["typing"]["sent"] == []
+    assert out["typing"]["undo_title"] == "take back your last move (u)"
+    assert out["key"]["sent"] == [{"undo": True}]
+    assert out["button"]["sent"] == [{"undo": True}]
+    # a refusal is shown where the page shows other refused input
+    assert out["refused"]["error"] == messages["refusal"]
+    # leave asks first on the page; stay, or Escape, send nothing; only the confirmation does
+    assert out["asked"]["confirm_hidden"] is False and out["asked"]["sent"] == []
+    assert out["stayed"]["confirm_hidden"] is True and out["stayed"]["sent"] == []
+    assert out["escaped"]["confirm_hidden"] is True and out["escaped"]["sent"] == []
+    assert out["left"]["sent"] == [{"leave": True}] and out["left"]["confirm_hidden"] is True
+    # the abandoned game: said so, no leave button, no undo
+    done = out["abandoned"]
+    assert done["result"] == "Game abandoned: P0 (you) left the game."
+    assert done["over"] == "abandoned" and done["leave_hidden"] is True
+    assert done["undo_disabled"] is True
+    assert done["undo_title"] == "the game was abandoned: P0 left it"
+
+
 CHROMIUM = shutil.which("chromium")
 
 
@@ -189,7 +499,8 @@ def test_bad_socket_messages_are_answered_and_the_connection_kept():
 
     session = Session(rules("polanaftowe"), ["human", "human", "random"], seed=5)
     app = create_app(session)
-    assert BAD_MESSAGE == 'a message must be a JSON object: {"answer": "TEXT"} or {"index": N}'
+    assert BAD_MESSAGE == ('a message must be a JSON object: {"answer": "TEXT"}, {"index": N}, '
+                           '{"undo": true} or {"leave": true}')
     with _served(app) as port, \
             connect(f"ws://127.0.0.1:{port}/ws/{_token(app, 0)}", open_timeout=10) as ws:
         def reply(message: str | bytes) -> dict:
@@ -292,3 +603,25 @@ def test_actions_stay_in_sight_below_a_long_view_in_headless_chromium(width, tmp
     # on hover
     assert max(m["cells"]) - min(m["cells"]) < 1, sorted(set(m["cells"]))
     assert m["corner"] == ["Con", "Continental"]
+
+
+def test_serve_takes_a_record_path_and_refuses_one_it_cannot_write(tmp_path, monkeypatch):
+    """`serve --record PATH` hands the path to the table (it writes the record when the game
+    ends, is left, or the server stops); a path that cannot be written fails before serving."""
+    from click.testing import CliRunner
+
+    import rulelang.web
+    from rulelang import exitcodes as X
+    from rulelang.cli import cli
+
+    served = {}
+    monkeypatch.setattr(rulelang.web, "serve",
+                        lambda session, host, port, record: served.update(record=record))
+    path = tmp_path / "game.json"
+    res = CliRunner().invoke(cli, ["serve", rules("polanaftowe"), "-p", "human,random,random",
+                                   "--record", str(path)])
+    assert res.exit_code == 0, res.output
+    assert served == {"record": str(path)}
+    res = CliRunner().invoke(cli, ["serve", rules("polanaftowe"), "-p", "human,random,random",
+                                   "--record", str(tmp_path / "no" / "game.json")])
+    assert res.exit_code == X.FAILURE and "cannot write the record" in res.output
