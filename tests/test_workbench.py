@@ -196,6 +196,23 @@ def test_simulate_takes_bots_as_the_workbench_commands_do() -> None:
         assert out.exit_code == X.USAGE and message in out.stderr, args
 
 
+def test_compare_and_sweep_take_seat_kinds_in_players_as_simulate_does() -> None:
+    """`-p greedy,random` (simulate's form) is `--bots greedy,random` in compare and sweep; it
+    was refused as not a number."""
+    for cmd in (["compare", CARDS, "-B", "bonus=5"], ["sweep", CARDS, "--param", "bonus=0,5"]):
+        def played(*args: str, cmd: list[str] = cmd) -> dict:
+            out = run([*cmd, "-n", "3", "--json", "-", *args])
+            assert out.exit_code == 0, out.output
+            return {k: v for k, v in json.loads(out.stdout).items() if k != "timing"}
+
+        assert played("-p", "greedy,random") == played("--bots", "greedy,random")
+        for args, message in ((["-p", "greedy,random", "--bots", "random"],
+                               "give the seat kinds with --players or with --bots, not both"),
+                              (["-p", "0"], "--players must be at least 1, not 0")):
+            out = run([*cmd, "-n", "2", *args])
+            assert out.exit_code == X.USAGE and message in out.stderr, (cmd, args)
+
+
 def test_simulate_with_bots_is_the_same_for_any_jobs() -> None:
     kwargs = dict(seats=["mcts@10", "greedy", "random"], backend="compiled")
     one = sim.simulate(CARDS, 3, 12, seed=2, jobs=1, **kwargs)

@@ -52,6 +52,21 @@ BOTS_HELP = ("Seat kinds: random, greedy, mcts, mcts@ITERATIONS, mcts@SECONDSs, 
              "module:function or a --bot name; one kind for every seat or one per seat.")
 
 
+def split_players(players: str | None, bots_text: str | None) -> tuple[str | None, int | None]:
+    """compare's and sweep's --players: a count, or the seat kinds (as simulate -p takes them,
+    the same as --bots). Returns (the --bots text, the count) for seats_option."""
+    if players is None:
+        return bots_text, None
+    text = players.strip()
+    if text.isdigit():
+        if int(text) < 1:
+            raise click.UsageError(f"--players must be at least 1, not {text}")
+        return bots_text, int(text)
+    if bots_text is not None:
+        raise click.UsageError("give the seat kinds with --players or with --bots, not both")
+    return text, None
+
+
 def seats_option(bots_text: str | None, players: int | None, bot_opts: tuple[str, ...]
                   ) -> tuple[int, list[str]]:
     """--bots KIND (every seat) or KIND,KIND,... (one per seat) with --players N."""

@@ -112,8 +112,9 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--players", "-p", type=click.IntRange(min=1), default=None,
-              help="Number of players (or give one kind per seat with --bots).")
+@click.option("--players", "-p", default=None,
+              help="Number of players (all random, or the --bots kind), or one kind per seat "
+                   "as --bots takes them.")
 @click.option("--bots", "bots_text", default=None, help=_BOT_HELP)
 @click.option("--variant", default=None, help="Variant of both arms.")
 @click.option("-D", "defines", multiple=True, metavar="NAME=VALUE", callback=_defines,
@@ -126,7 +127,7 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
               help="Parameter override for arm B only (repeatable).")
 @_common
 @click.pass_context
-def compare(ctx: click.Context, file: str, players: int | None, bots_text: str | None,
+def compare(ctx: click.Context, file: str, players: str | None, bots_text: str | None,
             variant: str | None, defines: dict[str, Any], a_variant: str | None,
             b_variant: str | None, a_defines: dict[str, Any], b_defines: dict[str, Any],
             games: int, seed: int, backend: str, jobs: str, scheduler: str | None,
@@ -139,7 +140,7 @@ def compare(ctx: click.Context, file: str, players: int | None, bots_text: str |
     from rulelang.workbench.compare import Arm, verdict_lines
     from rulelang.workbench.compare import compare as run_compare
 
-    n, seats = cliutil.seats_option(bots_text, players, bot_opts)
+    n, seats = cliutil.seats_option(*cliutil.split_players(players, bots_text), bot_opts)
     arm_a = Arm(a_variant or variant, {**defines, **a_defines})
     arm_b = Arm(b_variant or variant, {**defines, **b_defines})
     if arm_a == arm_b:
@@ -263,15 +264,16 @@ def render_tournament(result: dict[str, Any]) -> list[Any]:
 @click.option("--param", "axes_text", multiple=True, required=True,
               metavar="NAME=LO..HI[:STEP] | NAME=V1,V2,...",
               help="The parameter to sweep; give two for a grid.")
-@click.option("--players", "-p", type=click.IntRange(min=1), default=None,
-              help="Number of players (or give one kind per seat with --bots).")
+@click.option("--players", "-p", default=None,
+              help="Number of players (all random, or the --bots kind), or one kind per seat "
+                   "as --bots takes them.")
 @click.option("--bots", "bots_text", default=None, help=_BOT_HELP)
 @click.option("--variant", default=None, help="Named variant declared in the file.")
 @click.option("-D", "defines", multiple=True, metavar="NAME=VALUE", callback=_defines,
               help="Fixed parameter overrides (repeatable).")
 @_common
 @click.pass_context
-def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: int | None,
+def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: str | None,
           bots_text: str | None, variant: str | None, defines: dict[str, Any], games: int,
           seed: int, backend: str, jobs: str, scheduler: str | None, batch: int | None,
           bot_opts: tuple[str, ...],
@@ -281,7 +283,7 @@ def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: in
     from rulelang.workbench.sweep import parse_axis
     from rulelang.workbench.sweep import sweep as run_sweep
 
-    n, seats = cliutil.seats_option(bots_text, players, bot_opts)
+    n, seats = cliutil.seats_option(*cliutil.split_players(players, bots_text), bot_opts)
     try:
         axes = [parse_axis(a) for a in axes_text]
     except ValueError as err:
