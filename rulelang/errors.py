@@ -154,7 +154,7 @@ LOADING_NOTE = ("found while loading the rules (working out parameters, constant
 def load_fault_error(err: BaseException) -> RulesError | None:
     """A fault raised while loading a program, as the RulesError a checker would give (the
     file is refused): a -D / params= int over the int limit as a command-line diagnostic
-    (E019), any other fault as an `error:` at its location. None for any other error."""
+    (E019), any other fault as an E039 error at its location. None for any other error."""
     if not isinstance(err, RulesRuntimeError):
         return None
     program = loading_program(err)
@@ -172,6 +172,6 @@ def load_fault_error(err: BaseException) -> RulesError | None:
                 Span("<command line>", 0, 0))])
     span = fault_span(err.location) or Span(str(err.location), 0, 0)
     notes = (*(str(n) for n in getattr(err, "__notes__", ())), LOADING_NOTE)
-    return RulesError([Diagnostic("", err.message, span, notes)],
+    return RulesError([Diagnostic("E039", err.message, span, notes)],
                       getattr(program, "source", None),
                       getattr(program, "included_texts", None))

@@ -329,7 +329,7 @@ def test_a_fault_while_loading_is_a_rules_error(tmp_path, backend):
     path = tmp_path / "dup.rules"
     path.write_text(GAME.replace("state {", "table t(n: int) -> int { 1 => 1 // 0 }\nstate {"),
                     encoding="utf-8")
-    expected = (f"{path}:4:31: error: division by zero\n"
+    expected = (f"{path}:4:31: error[E039]: division by zero\n"
                 "    4 | table t(n: int) -> int { 1 => 1 // 0 }\n"
                 "                                      ^\n" + LOAD_NOTE)
     res = run("check", path, "--backend", backend)
