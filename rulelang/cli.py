@@ -362,7 +362,8 @@ def simulate(
         _fail(_error_text(err), X.FAILURE)
 
     # With --json -, standard output carries the JSON alone; the tables go to stderr.
-    Console(highlight=False, stderr=json_target.to_stdout).print(*render_summary(summary))
+    cliutil.print_tables(Console(highlight=False, stderr=json_target.to_stdout),
+                         *render_summary(summary))
     for warning in summary.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
     json_target.write_json(summary)

@@ -604,6 +604,18 @@ def test_a_bool_sweep_writes_its_values_as_the_rules_do() -> None:
     assert "True" not in out.stdout and "False" not in out.stdout
 
 
+def test_tables_on_a_pipe_keep_one_line_per_row(monkeypatch) -> None:
+    # Rich folds a table at 80 columns when it does not write to a terminal: a sweep's win-rate
+    # cells, `40.0% (21.9-61.3%)`, went on two lines each in a log file
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = run(["sweep", ACQUIRE, "-p", "4", "--param", "start_cash=4000..8000:2000", "-n", "4"])
+    assert out.exit_code == 0, out.output
+    rows = [line for line in out.stdout.splitlines() if line.startswith("│")]
+    assert [r.split("│")[1].strip() for r in rows] == ["4000", "6000", "8000"]
+    assert all("%)" in r.split("│")[2] for r in rows)
+    assert max(len(line) for line in out.stdout.splitlines()) > 80
+
+
 def test_sweep_uses_the_same_seeds_at_every_point() -> None:
     from rulelang.workbench.sweep import sweep
 

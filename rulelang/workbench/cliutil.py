@@ -192,6 +192,32 @@ def progress_bar(label: str, total: int) -> Iterator[Callable[[int, int], None]]
         yield update
 
 
+# The widest a table is printed on a pipe or into a file (Rich's default there is 80 columns).
+PIPE_WIDTH = 240
+
+
+def print_tables(console: Console, *renderables: Any) -> None:
+    """Print as console.print does; but on a pipe or into a file (no terminal, no COLUMNS set)
+    each renderable gets the width it needs, up to PIPE_WIDTH, so that a table written to a log
+    keeps one line per row where Rich would fold its cells at 80 columns."""
+    import os
+
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        console.print(*renderables)
+        return
+    from rich.measure import Measurement
+
+    wide = console.options.update_width(PIPE_WIDTH)
+    narrow = console.width
+    try:
+        for r in renderables:
+            console.width = max(narrow, min(Measurement.get(console, wide, r).maximum,
+                                            PIPE_WIDTH))
+            console.print(r)
+    finally:
+        console.width = narrow
+
+
 def interrupted() -> None:
     """Say that the run was stopped, and exit with the interrupt status."""
     click.echo("\ninterrupted", err=True)

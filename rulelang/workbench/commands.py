@@ -159,7 +159,7 @@ def compare(ctx: click.Context, file: str, players: str | None, bots_text: str |
 
     result = _run_guarded(job)
     console = Console(highlight=False, stderr=json_target.to_stdout)
-    console.print(*render_compare(result))
+    cliutil.print_tables(console, *render_compare(result))
     for line in verdict_lines(result):
         console.print(Text(line))
     for arm in ("a", "b"):
@@ -225,7 +225,7 @@ def tournament(ctx: click.Context, file: str, bots_text: str, players: int | Non
 
     result = _run_guarded(job)
     console = Console(highlight=False, stderr=json_target.to_stdout)
-    console.print(*render_tournament(result))
+    cliutil.print_tables(console, *render_tournament(result))
     for w in result["warnings"]:
         click.echo(f"warning: {w}", err=True)
     json_target.write_json(result)
@@ -306,7 +306,7 @@ def sweep(ctx: click.Context, file: str, axes_text: tuple[str, ...], players: st
 
     result = _run_guarded(job)
     console = Console(highlight=False, stderr=json_target.to_stdout)
-    console.print(*render_sweep(result))
+    cliutil.print_tables(console, *render_sweep(result))
     from rulelang.workbench.compare import value_text
 
     for row in result["points"]:
