@@ -11,6 +11,7 @@ and are fastest on the compiled one.
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import random
 import re
@@ -78,6 +79,10 @@ def chance_index(rng: random.Random, state: Any) -> int:
     weights = state.chance_weights()
     if weights is None:
         return rng.randrange(state.num_choices())
+    return _by_weight(rng, weights)
+
+
+def _by_weight(rng: random.Random, weights: Sequence[int]) -> int:
     r = rng.randrange(sum(weights))
     acc = 0
     for k, w in enumerate(weights):
@@ -133,6 +138,10 @@ class _Layout:
 
     # element universe -> [(var name, "hidden" | "private")]
     pools: dict[tuple, list[tuple[str, str]]] = field(default_factory=dict)
+    # hidden or private variables that are not sets (a card kept in a private `Col?`, a hidden
+    # list): what they hold cannot be dealt out again, so a sample draws again the hidden
+    # chance outcomes that may have put it there
+    unpooled: tuple[str, ...] = ()
 
 
 def _layout(game: Any) -> _Layout:
@@ -172,6 +181,7 @@ def _layout(game: Any) -> _Layout:
     for name, vis, universe in entries:
         if universe is not None:
             out.pools.setdefault(universe, []).append((name, vis))
+    out.unpooled = tuple(name for name, _vis, universe in entries if universe is None)
     try:
         game._rulelang_bot_layout = out
     except AttributeError:  # a game object with slots: recompute each time
@@ -182,18 +192,27 @@ def _layout(game: Any) -> _Layout:
 class Determiniser:
     """Samples states consistent with what `seat` has seen (for ISMCTS and greedy).
 
-    - Unrevealed secret choices of other players ("?" decisions in `history_for(seat)`) are
-      replayed from the state before the first of them, each replaced by a random legal choice;
-      other hidden chance outcomes in that stretch are drawn again by weight.
+    - What the seat has not seen ("?" entries of `history_for(seat)`) is replayed from the
+      state before the first of them: each unrevealed secret choice of another player replaced
+      by a random legal choice, each hidden chance outcome drawn again by weight, less the
+      outcomes the seat sees drawn later in that stretch (its own cards cannot have gone to
+      somebody else). The stretch starts at the first unrevealed secret choice when every hidden
+      and private variable is a set, and at the first "?" of any kind when one is not (a card
+      kept in a private `Col?` or a hidden list: it cannot be dealt out again, below).
     - Then the elements of every hidden set and of the other players' private sets are pooled per
       element type and dealt out again at random, each keeping its size (cards in unseen places
       are exchangeable from the seat's point of view).
     A sample whose replay meets an action that is not legal any more is drawn again (at most a
-    few times); after that the sample keeps the true secret choices. Locals of the flow (a card
-    drawn and being decided on) are kept as they are.
+    few times); after that the sample keeps the true hidden entries (`fallbacks` counts those).
+    Locals of the flow (a card drawn and being decided on) are kept as they are unless the
+    replay draws them again.
     """
 
     TRIES = 8
+    # A replay from the first hidden chance outcome meets, in some games, what the seat saw
+    # later and the redrawn outcomes contradict (O Jogo do Poder: a company offered from a hand
+    # dealt otherwise) every time: fewer tries there before the next start.
+    WIDE_TRIES = 3
 
     def __init__(self, game: Any, state: Any, seat: int) -> None:
         self.game = game
@@ -201,85 +220,155 @@ class Determiniser:
         self.seat = seat
         self.layout = _layout(game)
         self.fallbacks = 0
+        seen = state.history_for(seat)
+        # where replays may start, widest first: (first index, state there); a start whose
+        # replays all fail (the seat saw later what the redrawn entries contradict: a card
+        # played from a hand dealt otherwise) is given up for the next one, for good
+        starts = []
+        if self.layout.unpooled and "?" in seen:
+            starts.append(seen.index("?"))
+        secret = _first_secret(game, state, seen)
+        if secret is not None and secret not in starts:
+            starts.append(secret)
+        self._starts = starts
+        self._secret = secret
+        self._pinned: frozenset | None = None  # the true state's locals' values (_redeal)
+        self._narrow = True
+        self._seen = seen
         self.base = None
         self.suffix: list[str] = []
-        seen = state.history_for(seat)
-        first = _first_secret(game, state, seen)
-        if first is not None:
-            base = game.new_game(num_players=state.num_players)
-            for action in state.history[:first]:
-                base.apply(action)
-            self.base = base
-            self.suffix = seen[first:]
+        self._next_start()
         self.hidden = bool(self.layout.pools) or self.base is not None
+
+    def _next_start(self) -> bool:
+        """Replay from the next start in the list; False when none is left."""
+        if not self._starts:
+            self.base, self.suffix = None, []
+            return False
+        first = self._starts.pop(0)
+        self._narrow = first == self._secret
+        base = self.game.new_game(num_players=self.state.num_players)
+        for action in self.state.history[:first]:
+            base.apply(action)
+        self.base = base
+        self.suffix = self._seen[first:]
+        return True
 
     def sample(self, rng: random.Random) -> Any:
         if not self.hidden:
             return self.state.clone()
         d = None
-        if self.base is not None:
-            for _ in range(self.TRIES):
+        tried = self.base is not None
+        while self.base is not None:
+            for _ in range(self.TRIES if self._narrow else self.WIDE_TRIES):
                 d = self._replay(rng)
                 if d is not None:
                     break
-            if d is None:
-                self.fallbacks += 1
+            if d is not None or not self._next_start():
+                break
         if d is None:
+            self.fallbacks += tried
             d = self.state.clone()
-        self._redeal(d, rng)
+            if self._pinned is None:
+                self._pinned = _local_values(d)
+            self._redeal(d, rng, self._pinned)
+        else:
+            self._redeal(d, rng)
         return d
 
     def _replay(self, rng: random.Random) -> Any:
         d = self.base.clone()
+        # the entries the seat sees from here on, counted: a hidden draw is not one of those
+        # (a multiset: a bag of tiles may hold the same value more than once)
+        later: dict[str, int] = {}
+        for entry in self.suffix:
+            if entry != "?":
+                later[entry] = later.get(entry, 0) + 1
         for entry in self.suffix:
             if d.current_player == TERMINAL:
                 return None
             if entry == "?":
                 if d.current_player == CHANCE:
-                    d.apply_index(chance_index(rng, d))
+                    d.apply_index(_unseen_chance_index(rng, d, later))
                 else:
                     d.apply_index(rng.randrange(d.num_choices()))
                 continue
+            later[entry] -= 1
             try:
                 d.apply(entry)
             except Exception:  # IllegalAction: this sample contradicts what the seat saw
                 return None
         return d
 
-    def _redeal(self, d: Any, rng: random.Random) -> None:
+    def _redeal(self, d: Any, rng: random.Random, pinned: frozenset | None = None) -> None:
+        """Deal the pooled sets out again. `pinned`: the values the flow's locals hold (a
+        card offered in a pending trade, a tile being placed); those stay where they are, since
+        the flow goes on with them there (dealt to another hand, the card could not be given)."""
         seat = self.seat
+        if pinned is None:
+            pinned = _local_values(d)
         for slots in self.layout.pools.values():
             pool: list = []
-            plan: list[tuple[str, int | None, int]] = []
+            plan: list[tuple[str, int | None, list, int]] = []
             current: dict[str, Any] = {}
             for name, vis in slots:
                 value = d.get_var(name)
                 current[name] = value
-                if vis == "hidden":
-                    if value is None:
+                parts = ([(None, value)] if vis == "hidden" else
+                         [(q, part) for q, part in enumerate(value) if q != seat])
+                for q, part in parts:
+                    if part is None:
                         continue
-                    pool.extend(value)
-                    plan.append((name, None, len(value)))
-                else:
-                    for q, part in enumerate(value):
-                        if q == seat or part is None:
-                            continue
-                        pool.extend(part)
-                        plan.append((name, q, len(part)))
+                    kept = [x for x in part if x in pinned]
+                    pool.extend(x for x in part if x not in pinned)
+                    plan.append((name, q, kept, len(part) - len(kept)))
             if len(pool) < 2:
                 continue
             # The pool comes out in a fixed order (variable order, then each set's own order), so
             # the shuffle is reproducible; sorting needs one key type.
             rng.shuffle(pool)
             at = 0
-            for name, q, size in plan:
-                part = _canonical_set(pool[at:at + size])
+            for name, q, kept, size in plan:
+                part = _canonical_set(kept + pool[at:at + size])
                 at += size
                 if q is None:
                     current[name] = part
                 else:
                     current[name][q] = part
             d.set_vars({name: current[name] for name, _vis in slots})
+
+
+def _local_values(d: Any) -> frozenset:
+    """Every value (enum member name, int, ...) that the state's flow locals and open loops
+    hold, lists walked: what a redeal must leave in place."""
+    found: set = set()
+    j = json.loads(d.to_json())
+    todo = [j.get("locals"), j.get("loops")]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict):
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)
+        elif isinstance(v, (str, int)) and not isinstance(v, bool):
+            found.add(v)
+    return frozenset(found)
+
+
+def _unseen_chance_index(rng: random.Random, d: Any, later: dict[str, int]) -> int:
+    """A hidden chance outcome drawn again by weight, each outcome's weight less the times the
+    seat sees that outcome drawn later (so that the replay can still make those draws); by the
+    weights alone when nothing would be left."""
+    if not later:
+        return chance_index(rng, d)
+    weights = d.chance_weights()
+    texts = d.legal_actions()
+    if weights is None:
+        weights = [1] * len(texts)
+    left = [max(0, w - later.get(t, 0)) for w, t in zip(weights, texts)]
+    if not any(left):
+        return chance_index(rng, d)
+    return _by_weight(rng, left)
 
 
 def _canonical_set(items: list) -> list:

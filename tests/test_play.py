@@ -274,11 +274,12 @@ def test_undo_stops_at_a_chance_draw():
 
 def test_a_secret_move_shown_as_hidden_is_shown_again_when_revealed():
     # Poder, seed 4: P2's sealed tender bid is "?" on P0's screen, and its reveal is shown
-    # on the next one (the log after it used to keep it "?"; only `log` showed it).
+    # on the next one (the log after it used to keep it "?"; only `log` showed it). (The bid
+    # was 220 until the greedy bot's samples began by replaying the hidden deals: bots.py.)
     res = run(["play", PODER, "--players", "human,greedy,random", "--seed", "4"],
               input="1\n" * 4 + "q\n")
     hidden, _, after = res.stdout.partition("P2 (random): ?")
-    assert "revealed: P2 (random): bid(220)" in after
+    assert "revealed: P2 (random): bid(966)" in after
 
 
 def test_replay_step_shows_a_secret_move_when_it_is_revealed(tmp_path):
@@ -286,8 +287,8 @@ def test_replay_step_shows_a_secret_move_when_it_is_revealed(tmp_path):
     run(["play", PODER, "--players", "human,greedy,random", "--seed", "4",
          "--record", str(record)], input="1\n" * 4 + "q\n")
     out = run(["replay", PODER, str(record), "--step", "--seat", "0"], input="").stdout
-    hidden, _, after = out.partition("step 28: P2: ?")
-    assert "revealed: step 28: P2: bid(220)" in after
+    hidden, _, after = out.partition("step 30: P2: ?")
+    assert "revealed: step 30: P2: bid(966)" in after
 
 
 def test_resume_continues_a_recorded_game(tmp_path):
