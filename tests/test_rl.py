@@ -13,10 +13,13 @@ import pytest
 
 import rulelang
 from rulelang import sim
-from rulelang.rl import Table, action_space, chance_space
+from rulelang.rl import NotNumbered, Table, action_space, chance_space
 
 ROOT = Path(__file__).resolve().parent.parent
-GAMES = [("acquire", 3), ("poder", 2), ("polanaftowe", 3)]
+# every game in rules/; OpenSpiel cannot take Automobile, whose demand tiles are drawn from a
+# bag held in a state variable (chance outcomes with no fixed numbering)
+GAMES = [("acquire", 3), ("poder", 2), ("polanaftowe", 3), ("powergrid", 3), ("automobile", 3)]
+SPIEL_GAMES = [g for g in GAMES if g[0] != "automobile"]
 
 
 def rules(name: str) -> str:
@@ -53,7 +56,7 @@ def test_spaces_follow_parameters():
         ("draw_field", 8), ("tie_die", 6), ("demand_die", 6), ("event_roll", 11)]
 
 
-@pytest.mark.parametrize("name, players", GAMES)
+@pytest.mark.parametrize("name, players", SPIEL_GAMES)
 def test_every_action_and_outcome_has_a_stable_number(name, players):
     table = Table(rules(name), players)
     rng = random.Random(3)
@@ -220,7 +223,7 @@ def test_gymnasium_check_env(name, players):
     check_env(env.unwrapped)
 
 
-@pytest.mark.parametrize("name, players", GAMES)
+@pytest.mark.parametrize("name, players", SPIEL_GAMES)
 def test_openspiel_random_simulation(name, players):
     import pyspiel
 
@@ -271,6 +274,77 @@ def test_gymnasium_episode_against_random_bots():
     _obs, reward, done, _t, info = env.step(bad)
     assert (reward, done) == (-1.0, True) and info["illegal_action"] == env.table.actions.action(
         bad)
+
+
+def test_gymnasium_step_after_the_episode_ended_needs_a_reset():
+    # a step after an ended episode carried on the game (terminated=False), even after an
+    # illegal action had ended it
+    import numpy as np
+    from gymnasium.error import ResetNeeded
+
+    from rulelang.rl.gym_env import RulesEnv
+
+    env = RulesEnv(rules("polanaftowe"), num_players=3, seat=0)
+    with pytest.raises(ResetNeeded, match=re.escape("call reset()")):
+        env.step(0)  # before the first reset
+    _obs, info = env.reset(seed=4)
+    bad = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    good = int(np.flatnonzero(info["action_mask"])[0])
+    n = len(env.state.history)
+    _obs, reward, done, _t, info = env.step(bad)
+    assert (reward, done, info["illegal_action"]) == (-1.0, True, env.table.actions.action(bad))
+    with pytest.raises(ResetNeeded, match=re.escape(
+            "step after the episode has ended (or before the first reset): call reset()")):
+        env.step(good)
+    assert len(env.state.history) == n  # nothing was played
+    # a game played to its end: no step after the last one
+    _obs, info = env.reset(seed=4)
+    rng = np.random.default_rng(0)
+    done, steps = False, 0
+    while not done:
+        _obs, reward, done, _t, info = env.step(int(rng.choice(np.flatnonzero(
+            info["action_mask"]))))
+        steps += 1
+    assert env.state.is_terminal() and steps > 5
+    assert reward == (1.0 if 0 in env.state.winners() else -1.0)
+    with pytest.raises(ResetNeeded):
+        env.step(good)
+    _obs, info = env.reset(seed=4)  # a reset starts a new episode that steps again
+    _obs, reward, done, _t, info = env.step(good)
+    assert (reward, done, "illegal_action" in info) == (0.0, False, False)
+
+
+AUTOMOBILE_BAG = ("rules/automobile.rules:379:32: an int domain must be constant, or depend "
+                  "only on earlier parameters, to be numbered; it names state variable 'bag', "
+                  "whose values change during the game")
+
+
+def test_chance_drawn_from_a_state_variable_has_no_numbering(monkeypatch):
+    """Automobile's `chance demand_tile(v: int in bag)` draws from a hidden list: the tables
+    of PettingZoo and Gymnasium load it (they draw chance themselves, unnumbered), OpenSpiel
+    refuses it with the chance's position. Table built the chance space eagerly and no adapter
+    could load the file."""
+    monkeypatch.chdir(ROOT)  # relative paths, as the messages give them
+    program = rulelang.check_file("rules/automobile.rules")
+    with pytest.raises(NotNumbered, match=re.escape(AUTOMOBILE_BAG)) as err:
+        chance_space(program)
+    assert (err.value.span.line, err.value.span.col) == (379, 32)
+    table = Table("rules/automobile.rules", 3)
+    assert (len(table.actions), table.encoder.size) == (530, 489)
+    with pytest.raises(ValueError, match=re.escape(AUTOMOBILE_BAG)):
+        _ = table.chance
+    from rulelang.rl.spiel import register
+
+    with pytest.raises(ValueError, match=re.escape(
+            "rules/automobile.rules:379:32: OpenSpiel cannot take Automobile: it numbers every "
+            "chance outcome before the game, and these outcomes cannot be numbered (an int "
+            "domain must be constant")):
+        register("rules/automobile.rules", short_name="rulelang_test_automobile")
+
+
+def test_the_games_tested_are_every_game_in_rules():
+    assert sorted(name for name, _ in GAMES) == sorted(
+        p.stem for p in (ROOT / "rules").glob("*.rules"))
 
 
 def _moved_on(s, seat: int, before: list[str], rng: random.Random) -> list[str]:
@@ -349,7 +423,7 @@ def test_gymnasium_opponent_can_be_a_workbench_bot():
     assert env.state.current_player == 0 and info["action_mask"].sum() > 0
 
 
-def test_spaces_command(tmp_path):
+def test_spaces_command(monkeypatch):
     from click.testing import CliRunner
 
     from rulelang.cli import cli
@@ -361,9 +435,23 @@ def test_spaces_command(tmp_path):
     assert "observation (3 players): 1584" in res.output
     res = CliRunner().invoke(cli, ["spaces", rules("acquire"), "--json"])
     data = json.loads(res.output)
-    assert data["players"] == 2
+    assert data["players"] == 2 and data["chance_error"] is None
+    assert [k["action"] for k in data["chance"]] == ["draw_opening", "draw_tile"]
     assert data["actions"][0]["params"][0]["values"][:3] == ["1A", "2A", "3A"]
     assert [k["action"] for k in data["actions"]][:2] == ["place", "pass_place"]
+    # a chance space with no numbering is reported, and the rest printed (it exited 3)
+    monkeypatch.chdir(ROOT)
+    res = CliRunner().invoke(cli, ["spaces", "rules/automobile.rules"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0] == "actions: 530"
+    at = lines.index("chance outcomes: not numberable (OpenSpiel cannot take this file)")
+    assert lines[at + 1:at + 3] == [f"  {AUTOMOBILE_BAG}", "observation (3 players): 489"]
+    res = CliRunner().invoke(cli, ["spaces", "rules/automobile.rules", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert (data["chance"], data["chance_error"]) == (None, AUTOMOBILE_BAG)
+    assert len(data["actions"]) == 16 and data["players"] == 3
 
 
 def test_standing_options_are_in_the_action_space():

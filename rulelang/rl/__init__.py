@@ -6,7 +6,9 @@ option appears in the file, and within a name the product of its parameters' dom
 parameter varying fastest. A parameter's domain is its type's (enum members in declaration
 order, players 0..max_players-1, false then true) or, for an int, the values of its constant
 `in LO..HI step S` range (the union over options sharing the name, and over the values of the
-earlier parameters it names). See docs/rl.md.
+earlier parameters it names). A domain that names a state variable (`v: int in bag`) has no
+fixed numbering: such chance outcomes are drawn inside the PettingZoo and Gymnasium
+environments, which never number them, and OpenSpiel refuses the file. See docs/rl.md.
 
 The observation vector lays out, in order: the observing seat (one-hot), the player to move
 (one-hot over seats, then chance and the end), the phase (one-hot over the phases, then none),
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from rulelang import ast
@@ -108,6 +111,15 @@ class Space:
                             for p in k.params]} for k in self.kinds]
 
 
+class NotNumbered(ValueError):
+    """A parameter domain that has no fixed numbering: where it is (`span`) and why (`reason`)."""
+
+    def __init__(self, span, reason: str) -> None:
+        super().__init__(f"{span}: {reason}")
+        self.span = span
+        self.reason = reason
+
+
 # The most combinations of earlier parameters' values an int domain that names them is
 # worked out over (its values are the union over them).
 MAX_DOMAIN_COMBINATIONS = 100_000
@@ -130,27 +142,34 @@ def _int_values(game, domain, slots: list[str], earlier: list[list]) -> list[int
     of the ranges over every combination of the earlier parameters it names
     (`m: int in n..5`)."""
     refs = game.program.refs
-    locals_ = sorted({(n.span.line, n.span.col, n.name, refs[n][1]) for n in _nodes(domain)
-                      if isinstance(n, ast.Name) and refs.get(n, ("",))[0] == "local"})
-    for _line, _col, name, slot in locals_:
-        if slot not in slots:  # a loop variable, the deciding player...
-            raise ValueError(f"{domain.span}: an int domain must be constant, or depend only on "
-                             f"earlier parameters, to be numbered; it names '{name}'")
-    used = [i for i, slot in enumerate(slots) if any(slot == x[3] for x in locals_)]
+    names = sorted(((n.span.line, n.span.col, n.name, refs[n]) for n in _nodes(domain)
+                    if isinstance(n, ast.Name) and n in refs), key=lambda x: x[:3])
+    for _line, _col, name, ref in names:
+        # the values a state variable holds change as the game goes (a bag of tiles drawn
+        # from and refilled): no numbering fixed before the game can be sure to cover them
+        if ref[0] == "state":
+            raise NotNumbered(domain.span, "an int domain must be constant, or depend only on "
+                              "earlier parameters, to be numbered; it names state variable "
+                              f"'{name}', whose values change during the game")
+        if ref[0] == "local" and ref[1] not in slots:  # a loop variable, the deciding player...
+            raise NotNumbered(domain.span, "an int domain must be constant, or depend only on "
+                              f"earlier parameters, to be numbered; it names '{name}'")
+    locals_ = {ref[1] for _line, _col, _name, ref in names if ref[0] == "local"}
+    used = [i for i, slot in enumerate(slots) if slot in locals_]
     combos = 1
     for i in used:
         combos *= max(len(earlier[i]), 1)
     if combos > MAX_DOMAIN_COMBINATIONS:
-        raise ValueError(f"{domain.span}: an int domain that depends on earlier parameters "
-                         f"is numbered over their combinations: {combos} is over "
-                         f"{MAX_DOMAIN_COMBINATIONS}")
+        raise NotNumbered(domain.span, "an int domain that depends on earlier parameters is "
+                          f"numbered over their combinations: {combos} is over "
+                          f"{MAX_DOMAIN_COMBINATIONS}")
     values: set[int] = set()
     try:
         for combo in itertools.product(*(earlier[i] for i in used)):
             values.update(game.eval_const(domain, {slots[i]: v for i, v in zip(used, combo)}))
     except Exception as exc:  # noqa: BLE001 - any fault means "not a constant range"
-        raise ValueError(f"{domain.span}: an int domain must be constant, or depend only on "
-                         f"earlier parameters, to be numbered ({exc})") from None
+        raise NotNumbered(domain.span, "an int domain must be constant, or depend only on "
+                          f"earlier parameters, to be numbered ({exc})") from None
     return sorted(values)
 
 
@@ -226,7 +245,8 @@ def action_space(program) -> Space:
 
 
 def chance_space(program) -> Space:
-    """The chance outcomes of a checked program, numbered (OpenSpiel's chance actions)."""
+    """The chance outcomes of a checked program, numbered (OpenSpiel's chance actions).
+    Raises NotNumbered for an outcome domain that names a state variable (`int in bag`)."""
     nodes = []
     for c in _in_file_order(program, ast.Chance):
         slot = program.slots[c]
@@ -480,8 +500,14 @@ class Table:
                              f"{self.game.max_players} players, not {num_players}")
         self.num_players = num_players
         self.actions = action_space(self.program)
-        self.chance = chance_space(self.program)
         self.encoder = ObservationEncoder(self.program, num_players)
+
+    @cached_property
+    def chance(self) -> Space:
+        """The chance outcomes, numbered when first asked for: only OpenSpiel needs them
+        (PettingZoo and Gymnasium draw chance inside the environment), and a file whose
+        outcomes have no fixed numbering (NotNumbered) must still load for those two."""
+        return chance_space(self.program)
 
     def legal_indices(self, state) -> list[int]:
         return self.actions.indices(state.legal_actions())

@@ -36,7 +36,8 @@ class RulesEnv(gymnasium.Env):
     """`seat` plays; every other seat is `opponent` (a function (state, rng) -> action index,
     or "random"). Observations are the flat vector of `Table.encoder`; the legal actions are in
     `info["action_mask"]` and `action_masks()`. An illegal action ends the episode with
-    `illegal_reward` (so a policy that ignores the mask learns to respect it)."""
+    `illegal_reward` (so a policy that ignores the mask learns to respect it). Once an episode
+    has ended, `step` raises gymnasium.error.ResetNeeded until `reset`."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
@@ -68,6 +69,7 @@ class RulesEnv(gymnasium.Env):
                                             dtype=np.int64)
         self.action_space = spaces.Discrete(len(self.table.actions))
         self.state = None
+        self._over = True  # no episode until reset
         self._legal = LegalCache()
         self._rng = random.Random(0)
 
@@ -99,9 +101,14 @@ class RulesEnv(gymnasium.Env):
         self._rng = random.Random(int(self.np_random.integers(2**62)))
         self.state = self.table.game.new_game(self.table.num_players)
         self._advance()
+        self._over = self.state.is_terminal()
         return self._obs(), self._info()
 
     def step(self, action):
+        if self._over:
+            # after an illegal action the state is still mid-game: stepping on would play it
+            raise gymnasium.error.ResetNeeded(
+                "step after the episode has ended (or before the first reset): call reset()")
         s = self.state
         text = self.table.actions.action(int(action))
         legal = self._legal.get(s)
@@ -109,10 +116,11 @@ class RulesEnv(gymnasium.Env):
             obs = self._obs()
             info = self._info()
             info["illegal_action"] = text
+            self._over = True
             return obs, float(self.illegal_reward), True, False, info
         s.apply_index(legal.index(text))
         self._advance()
-        done = s.is_terminal()
+        done = self._over = s.is_terminal()
         reward = returns(s)[self.seat] if done else 0.0
         return self._obs(), reward, done, False, self._info()
 

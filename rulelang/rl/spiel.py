@@ -6,7 +6,8 @@
 
 Chance nodes are OpenSpiel chance nodes: their outcomes are numbered by `chance_space`, with the
 engine's exact probabilities as floats. Decisions are numbered by `action_space`. Rewards are
-terminal: +1 for each winner, -1 for the others.
+terminal: +1 for each winner, -1 for the others. A file whose chance outcomes cannot be
+numbered (`chance demand_tile(v: int in bag)`, bag a state variable) is refused.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import json
 import numpy as np
 import pyspiel
 
-from rulelang.rl import LegalCache, Table, returns
+from rulelang.rl import LegalCache, NotNumbered, Table, chance_space, returns
 
 # OpenSpiel needs a bound on the number of moves; no game in rules/ comes near it.
 MAX_GAME_LENGTH = 100_000
@@ -25,10 +26,18 @@ MAX_GAME_LENGTH = 100_000
 def register(path: str, *, variant: str | None = None, params: dict | None = None,
              short_name: str | None = None, backend: str = "compiled") -> str:
     """Register the rules file with pyspiel; returns the short name to `load_game` it with.
-    The game parameter `players` picks the player count (default: the file's minimum)."""
+    The game parameter `players` picks the player count (default: the file's minimum).
+    Raises ValueError, at the chance's position, for a file whose chance outcomes cannot be
+    numbered: OpenSpiel fixes the number of chance outcomes before any game is played."""
     import rulelang
 
     program = rulelang.check_file(path, variant=variant, params=params)
+    try:
+        chance_space(program)
+    except NotNumbered as err:
+        raise ValueError(f"{err.span}: OpenSpiel cannot take {program.name}: it numbers every "
+                         "chance outcome before the game, and these outcomes cannot be "
+                         f"numbered ({err.reason})") from None
     name = short_name or f"rulelang_{program.name.lower()}"
     tables: dict[int, Table] = {}
 
