@@ -6,6 +6,12 @@ are read only by the workbench: it copies the state's variables (`to_json()["var
 engine protocol) into an interpreter state of the same checked program and evaluates there;
 they are pure and read only state variables and parameters, so the value is the same as on the
 compiled state.
+
+The checked program is the one the game was loaded from (a compiled game keeps it, see
+rulelang.codegen.load_compiled), never the rules file read again: a worker without the file, a
+changed working directory or a file edited since loading change nothing. Only a standalone
+engine module (`rulelang compile`) imported without rulelang has no program; its rules file is
+checked again then, and a failure is an error, never a silent fall-back to the score.
 """
 
 from __future__ import annotations
@@ -65,24 +71,34 @@ class _Evaluator:
 
 
 def program_of(game: Any) -> Any:
-    """The checked program behind a loaded game (interpreter: kept; compiled: checked again
-    from the module's source name, variant and parameters, and its digest verified)."""
+    """The checked program behind a loaded game, or None for an object that is no rulelang
+    game: the interpreter's own, the one a compiled game was loaded from (kept by
+    rulelang.codegen.load_compiled), or, for a standalone engine module imported without
+    rulelang, its rules file (the module's SOURCE_NAME) checked again, its digest verified.
+    Raises ValueError when that file cannot be checked or has changed."""
     program = getattr(game, "program", None)
     if program is not None:
         return program
-    cached = game.__dict__.get("_rulelang_program") if hasattr(game, "__dict__") else None
+    d = getattr(game, "__dict__", None)
+    cached = d.get("_rulelang_program") if d is not None else None
     if cached is not None:
         return cached
-    from rulelang import check_file
-
     module = sys.modules.get(type(game).__module__)
     source = getattr(module, "SOURCE_NAME", None)
     if source is None:
         return None
-    program = check_file(source, variant=game.variant, params=dict(game.params))
+    from rulelang import RulesError, check_file
+
+    try:
+        program = check_file(source, variant=game.variant, params=dict(game.params))
+    except RulesError as err:
+        raise ValueError(f"the engine of {game.name} was not loaded by rulelang, and its rules "
+                         f"file, needed for its heuristic and metrics, cannot be checked: "
+                         f"{err}") from None
     if program.digest != game.source_digest:
         raise ValueError(f"{source} changed since its engine was compiled")
-    game.__dict__["_rulelang_program"] = program
+    if d is not None:
+        d["_rulelang_program"] = program
     return program
 
 
@@ -90,10 +106,7 @@ def _evaluator(game: Any) -> _Evaluator | None:
     d = getattr(game, "__dict__", None)
     if d is not None and "_rulelang_eval" in d:
         return d["_rulelang_eval"]
-    try:
-        program = program_of(game)
-    except Exception:  # a game that is not a rulelang engine (tests' fakes): no declarations
-        program = None
+    program = program_of(game)
     ev = None
     if program is not None and (program.heuristic is not None or program.metrics):
         ev = _Evaluator(program)
@@ -105,7 +118,8 @@ def _evaluator(game: Any) -> _Evaluator | None:
 
 
 def declared_heuristic(game: Any) -> Callable[[Any], Sequence[int]] | None:
-    """The file's heuristic as a function state -> value per player, or None."""
+    """The file's heuristic as a function state -> value per player, or None when it declares
+    none (raises ValueError when that cannot be known: see program_of)."""
     ev = _evaluator(game)
     if ev is None or ev.program.heuristic is None:
         return None
