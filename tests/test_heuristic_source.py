@@ -20,7 +20,8 @@ from rulelang.workbench import scale
 
 HERE = Path(__file__).parent
 NIM = HERE / "fixtures" / "workbench" / "nim.rules"
-POLA = HERE.parent / "rules" / "polanaftowe.rules"
+ROOT = HERE.parent
+POLA = ROOT / "rules" / "polanaftowe.rules"
 
 
 def _greedy_games(game, games: int = 4) -> list[tuple]:
@@ -125,3 +126,24 @@ def test_a_standalone_engine_without_its_rules_file_is_an_error(tmp_path: Path) 
     finally:
         sys.modules.pop("cards_engine_with_file", None)
         sys.modules.pop("cards_engine_without_file", None)
+
+
+def test_the_dask_worker_loader_takes_the_included_files_with_the_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Power Grid includes its maps: a worker in another folder could not find them (E045,
+    # "cannot include 'maps/germany.rules': no such file") and the run failed
+    path = "rules/powergrid.rules"
+    text = (ROOT / path).read_text(encoding="utf-8")
+    files = tuple(rulelang.check_text(text, path, include_dir=ROOT / "rules").included)
+    assert files and all(not rel.startswith(("/", "..")) for rel, _data in files)
+    spec = sim.RunSpec(loader=rulelang.load, path=path, variant=None, params={},
+                       backend="compiled", players=3, root_seed=2, seats=(), track=False)
+    local = sim._run_games(rulelang.load(ROOT / path, backend="compiled"), spec, range(2))
+    monkeypatch.chdir(tmp_path)
+    key = scale._run_key(spec, text, files) + tmp_path.name
+    with pytest.raises(rulelang.RulesError, match="E045"):
+        scale._dask_batch(spec, text, key + "-bare", range(2))
+    remote = scale._dask_batch(spec, text, key, range(2), files)
+    scale._GAMES.pop(key, None)
+    assert [(r.index, r.seed, r.scores, r.decisions) for r in remote] == [
+        (r.index, r.seed, r.scores, r.decisions) for r in local]

@@ -3,8 +3,9 @@
 The same batches of game indices as the local pool go to the cluster's workers; each worker
 loads the game once per run and plays its batches with the same seeds, so results are identical
 whatever the scheduler, the number of workers or the batch size. With the default loader the
-rules text travels with the task, so workers need not see the rules file; records (--records)
-are written by the workers, so their folder must be on a file system the workers share.
+rules text and the files it includes travel with the task, so workers need not see the rules
+file or its folder; records (--records) are written by the workers, so their folder must be on a
+file system the workers share.
 """
 
 from __future__ import annotations
@@ -22,31 +23,61 @@ _MAX_CACHED = 8
 
 
 def load_text_rules(text: str, filename: str, variant: str | None = None,
-                    params: dict | None = None, backend: str = "interpreter") -> Any:
+                    params: dict | None = None, backend: str = "interpreter",
+                    files: tuple[tuple[str, bytes], ...] = ()) -> Any:
     """rulelang.load_text with rulelang.load's signature order (a picklable loader); includes
-    resolve against the file's folder, as rulelang.load resolves them."""
+    resolve against the file's folder, as rulelang.load resolves them, or, given `files` (each
+    included file's path relative to that folder and its bytes: Program.included), against a
+    folder of their own holding those, so that a worker needs neither the file nor its
+    folder (Power Grid includes its maps)."""
     from pathlib import Path
 
     from rulelang import load_text
 
+    folder = Path(filename).parent if not files else _included_folder(files)
     return load_text(text, filename, variant=variant, params=params, backend=backend,
-                     include_dir=Path(filename).parent)
+                     include_dir=folder)
 
 
-def _run_key(spec: RunSpec, text: str | None) -> str:
+# Per worker process: the folders written for included files, by their contents.
+_FOLDERS: dict[str, Any] = {}
+
+
+def _included_folder(files: tuple[tuple[str, bytes], ...]) -> Any:
+    import posixpath
+    import tempfile
+    from pathlib import Path
+
+    key = hashlib.sha256(pickle.dumps(files)).hexdigest()
+    folder = _FOLDERS.get(key)
+    if folder is None:
+        folder = Path(tempfile.mkdtemp(prefix="rulelang-include-"))
+        for rel, data in files:
+            parts = posixpath.normpath(rel).split("/")
+            if posixpath.isabs(rel) or ".." in parts:  # (the client's own include check)
+                raise ValueError(f"included file {rel!r} is outside the rules file's folder")
+            path = folder.joinpath(*parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        _FOLDERS[key] = folder
+    return folder
+
+
+def _run_key(spec: RunSpec, text: str | None, files: tuple = ()) -> str:
     h = hashlib.sha256(pickle.dumps((spec.loader, spec.path, spec.variant,
-                                     sorted(spec.params.items()), spec.backend)))
+                                     sorted(spec.params.items()), spec.backend, files)))
     if text is not None:
         h.update(text.encode("utf-8"))
     return h.hexdigest()
 
 
-def _dask_batch(spec: RunSpec, text: str | None, key: str, indices: range) -> list[GameResult]:
+def _dask_batch(spec: RunSpec, text: str | None, key: str, indices: range,
+                files: tuple[tuple[str, bytes], ...] = ()) -> list[GameResult]:
     game = _GAMES.get(key)
     if game is None:
         if text is not None:
             game = load_text_rules(text, spec.path, spec.variant, dict(spec.params),
-                                   spec.backend)
+                                   spec.backend, files)
         else:
             game = sim._load(spec)
         if len(_GAMES) >= _MAX_CACHED:
@@ -71,11 +102,17 @@ def dask_run(spec: RunSpec, games: int, address: str, batch: int | None = None,
     from rulelang import load
 
     text = None
+    files: tuple[tuple[str, bytes], ...] = ()
     if spec.loader is load:
-        from rulelang import _read
+        from pathlib import Path
+
+        from rulelang import _read, check_text
 
         text = _read(spec.path)
-    key = _run_key(spec, text)
+        if "include" in text:  # the files it includes go with it (a quick test before a check)
+            files = tuple(check_text(text, spec.path, spec.variant, dict(spec.params),
+                                     include_dir=Path(spec.path).parent).included)
+    key = _run_key(spec, text, files)
     try:
         client = Client(address, set_as_default=False, timeout="20s")
     except OSError as err:
@@ -87,7 +124,7 @@ def dask_run(spec: RunSpec, games: int, address: str, batch: int | None = None,
         chunks = sim._chunks(games, workers, batch)
         if progress is not None:
             progress(0, games)
-        futures = [client.submit(_dask_batch, spec, text, key, chunk, pure=False)
+        futures = [client.submit(_dask_batch, spec, text, key, chunk, files, pure=False)
                    for chunk in chunks]
         # In submission order: the client is not the default one, and order costs nothing as
         # the results are sorted by game index anyway.
