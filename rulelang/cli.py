@@ -89,7 +89,8 @@ def _error_text(err: BaseException) -> str:
     if isinstance(err, RulesRuntimeError):  # its location quoted, a caret, then its notes
         return fault_text(err)
     lines = [str(err) or type(err).__name__]
-    lines.extend(getattr(err, "__notes__", ()))
+    # notes as a fault shows them: "in simulated game 3 (seed 7)", "in arm B (price=5)"
+    lines.extend(f"  note: {note}" for note in getattr(err, "__notes__", ()))
     return "\n".join(lines)
 
 
@@ -141,8 +142,8 @@ def _parse_limits(
         name, sep, raw = item.partition("=")
         name = name.strip()
         if not sep or name not in known:
-            raise click.BadParameter(f"expected one of {', '.join(known)} =N, got {item!r}",
-                                     ctx=ctx, param=param)
+            raise click.BadParameter(f"expected NAME=N with NAME one of {', '.join(known)}, "
+                                     f"got {item!r}", ctx=ctx, param=param)
         if not _NUMBER_RE.fullmatch(raw.strip()) or len(raw.strip()) > 12:
             raise click.BadParameter(f"{name}: expected a positive integer, got {raw!r}",
                                      ctx=ctx, param=param)
@@ -325,6 +326,7 @@ def simulate(
     report_out: str | None,
 ) -> None:
     """Play games of FILE and report throughput, game length, wins and scores."""
+    from rulelang.bots import BotError as bot_error
     from rulelang.workbench import cliutil
 
     load = _with_limits(_get_loader(ctx), limits)
@@ -356,6 +358,8 @@ def simulate(
         cliutil.interrupted()
     except rules_errors as err:
         _rules_fail(err)
+    except bot_error as err:  # a bot that failed in a game (a bad seat kind is a ValueError)
+        _fail(_error_text(err), X.FAILURE)
     except ValueError as err:
         _fail(_error_text(err), X.USAGE)
     except (OSError, sim.SimulationError) as err:
@@ -393,8 +397,11 @@ def _simulate_seats(players_opt: str | None, bots_text: str | None,
 
 def render_summary(summary: dict[str, Any]) -> list[Any]:
     """Rich renderables for a simulate() summary."""
+    from rulelang.workbench.compare import value_text
+
     timing = summary["timing"]
-    params = ", ".join(f"{k}={v!r}" for k, v in sorted(summary["params"].items())) or "-"
+    params = ", ".join(f"{k}={value_text(v)}" for k, v in sorted(summary["params"].items()))
+    params = params or "-"
     head = Text()
     head.append(f"{summary['game']}", style="bold")
     head.append(
@@ -414,13 +421,15 @@ def render_summary(summary: dict[str, Any]) -> list[Any]:
         f"{timing['elapsed_seconds']:.2f} s ({timing['jobs']} job{'s' * (timing['jobs'] != 1)})",
     )
     length = summary["length"]
+    # ± is the standard deviation here (sweep's ± is a 95% interval): the labels say so
     overview.add_row(
-        "game length (decisions)",
+        "game length (decisions): mean ± sd [min, max]",
         f"{_fmt_num(length['mean'])} ± {_fmt_num(length['stdev'])}  "
         f"[{length['min']:,}, {length['max']:,}]",
     )
     chance = summary["chance_events"]
-    overview.add_row("chance events per game", f"{chance['mean']:.1f} ± {chance['stdev']:.1f}")
+    overview.add_row("chance events per game: mean ± sd",
+                     f"{chance['mean']:.1f} ± {chance['stdev']:.1f}")
 
     seats = Table(title="Per seat", title_justify="left")
     for name in ("seat", "wins", "win rate", "95% interval", "score mean", "stdev", "min", "max"):
@@ -713,8 +722,11 @@ def replay(ctx: click.Context, file: str, record: str, backend: str, step: bool,
                 "(truncated?)")
         console.print(Text("the record ends before the game is over"))
         return
-    scores = list(state.scores())
-    winners = list(state.winners())
+    try:
+        scores = list(state.scores())
+        winners = list(state.winners())
+    except rules_errors as err:  # a record simulate --records kept of a game whose score faults
+        _rules_fail(err)
     console.print(Text(f"scores: {scores}"))
     console.print(Text(f"winners: {winners}"))
     if rec.get("scores") is not None and list(rec["scores"]) != scores:
@@ -735,26 +747,38 @@ def spaces(file: str, players: int | None, variant: str | None, defines: dict[st
            as_json: bool) -> None:
     """Print FILE's fixed action and chance spaces and its observation vector layout."""
     from rulelang import check_file
-    from rulelang.rl import ObservationEncoder, action_space, chance_space
+    from rulelang.rl import NotNumbered, ObservationEncoder, action_space, chance_space
 
     rules_errors, _ = _engine_errors()
     try:
         program = check_file(file, variant=variant, params=defines)
-        acts, chance = action_space(program), chance_space(program)
+        acts = action_space(program)
     except rules_errors as err:
         _rules_fail(err)
     except ValueError as err:
         _fail(_error_text(err), X.RULES)
+    # chance outcomes drawn from a state variable have no fixed numbering: only OpenSpiel
+    # needs one, so the rest of the layout is still printed
+    try:
+        chance, chance_error = chance_space(program), None
+    except NotNumbered as err:
+        chance, chance_error = None, str(err)
     n = players if players is not None else program.min_players
     if not program.min_players <= n <= program.max_players:
         _fail(f"{program.name} takes {program.min_players}-{program.max_players} players, "
               f"not {n}", X.USAGE)
     enc = ObservationEncoder(program, n)
     if as_json:
-        click.echo(json.dumps({"actions": acts.describe(), "chance": chance.describe(),
+        click.echo(json.dumps({"actions": acts.describe(),
+                               "chance": chance.describe() if chance else None,
+                               "chance_error": chance_error,
                                "observation": enc.describe(), "players": n}, indent=1))
         return
     for title, space in (("actions", acts), ("chance outcomes", chance)):
+        if space is None:
+            click.echo(f"{title}: not numberable (OpenSpiel cannot take this file)")
+            click.echo(f"  {chance_error}")
+            continue
         click.echo(f"{title}: {len(space)}")
         for k in space.describe():
             sig = f"{k['action']}({', '.join(p['name'] for p in k['params'])})"

@@ -45,6 +45,11 @@ class GameTooLong(SimulationError):
     """A simulated game that had not ended after its run's step limit."""
 
 
+class PolicyError(SimulationError):
+    """A user policy (a `module:function` seat) that raised an exception while choosing: the
+    message names the policy and the exception, and quotes the user's own frames."""
+
+
 def _ended(state: Any, max_steps: int) -> None:
     """Raise GameTooLong unless the game played up to the limit has ended."""
     if state.current_player != TERMINAL:
@@ -150,13 +155,15 @@ def make_record(
     params: Mapping[str, Any] | None = None,
     digest_steps: list[int] | None = None,
     seats: Sequence[str] | None = None,
+    final: bool = True,
 ) -> dict[str, Any]:
     """The JSON game record of `state` (see DESIGN.md section 4).
 
     `digests[j]` is the digest after action `digest_steps[j]`; without `digest_steps` there is
-    one digest per action.
+    one digest per action. `final=False` leaves the scores and winners null, as for a game
+    that did not end (a game stopped by an error: partial_record).
     """
-    terminal = state.is_terminal()
+    terminal = final and state.is_terminal()
     extra: dict[str, Any] = {}
     if digest_steps is not None:
         extra["digest_steps"] = list(digest_steps)
@@ -175,6 +182,44 @@ def make_record(
         "scores": list(state.scores()) if terminal else None,
         "winners": list(state.winners()) if terminal else None,
     }
+
+
+def partial_record(game: Any, state: Any, num_players: int, seed: int | None,
+                   digests: list[str], digest_steps: list[int] | None = None,
+                   **kw: Any) -> dict[str, Any]:
+    """The record of a game stopped by an error (a fault in the rules, a failing policy, the
+    step limit), as `play --record` writes a game that faulted: its actions up to the error
+    (after a fault the state is the one before the faulty action), scores and winners null.
+    `state` is None when `new_game` itself failed: no actions. `kw`: make_record's."""
+    if state is None:
+        base = {"digest_steps": []} if digest_steps is not None else {}
+        if kw.get("seats") is not None:
+            base["seats"] = list(kw["seats"])
+        return base | {
+            "rulelang_record": RECORD_VERSION, "file": kw.get("file"),
+            "rules_digest": game.source_digest, "variant": kw.get("variant"),
+            "params": dict(kw.get("params") or {}), "players": num_players, "seed": seed,
+            "actions": [], "digests": [], "scores": None, "winners": None}
+    digests, steps = list(digests), None if digest_steps is None else list(digest_steps)
+    last = len(state.history) - 1
+    if steps is not None and last >= 0 and (not steps or steps[-1] != last):
+        digests.append(state.digest())  # a strided record ends with its last action's digest
+        steps.append(last)
+    elif steps is None and len(digests) == last:
+        # the error came after the last action was applied, before its digest was taken
+        digests.append(state.digest())
+    return make_record(game, state, seed, digests, digest_steps=steps, final=False, **kw)
+
+
+def _keep_partial(err: BaseException, game: Any, state: Any, num_players: int, seed: int,
+                  digests: list[str], digest_steps: list[int] | None, **kw: Any) -> None:
+    """Attach the partial record of the game `err` stopped to it (`err.partial_record`), for
+    the run to write it (simulate --records); never hides `err` behind an error of its own."""
+    try:
+        err.partial_record = partial_record(  # type: ignore[attr-defined]
+            game, state, num_players, seed, digests, digest_steps, **kw)
+    except Exception:
+        pass
 
 
 def player_record(game: Any, state: Any, viewer: int) -> dict[str, Any]:
@@ -323,25 +368,32 @@ def play_random_game(
                           chance_events=chance_events,
                           progress=game_progress(game, state))
     rng = random.Random(seed)
-    state = game.new_game(num_players=num_players)
-    if digest_every > 1:
-        return _play_random_strided(game, state, rng, seed, index, file, variant, params,
-                                    digest_every, max_steps)
     digests: list[str] = []
-    decisions, chance_events = _drive_random(game, state, rng, digests, max_steps)
-    if max_steps >= 0:
-        _ended(state, max_steps)
-    rec = make_record(game, state, seed, digests, file=file, variant=variant, params=params)
-    return GameResult(
-        index=index,
-        seed=seed,
-        scores=tuple(state.scores()),
-        winners=tuple(state.winners()),
-        decisions=decisions,
-        chance_events=chance_events,
-        record=rec,
-        progress=game_progress(game, state),
-    )
+    steps: list[int] | None = [] if digest_every > 1 else None
+    state = None
+    try:
+        state = game.new_game(num_players=num_players)
+        if steps is not None:
+            return _play_random_strided(game, state, rng, seed, index, file, variant, params,
+                                        digest_every, max_steps, digests, steps)
+        decisions, chance_events = _drive_random(game, state, rng, digests, max_steps)
+        if max_steps >= 0:
+            _ended(state, max_steps)
+        rec = make_record(game, state, seed, digests, file=file, variant=variant, params=params)
+        return GameResult(
+            index=index,
+            seed=seed,
+            scores=tuple(state.scores()),
+            winners=tuple(state.winners()),
+            decisions=decisions,
+            chance_events=chance_events,
+            record=rec,
+            progress=game_progress(game, state),
+        )
+    except Exception as err:
+        _keep_partial(err, game, state, num_players, seed, digests, steps, file=file,
+                      variant=variant, params=params)
+        raise
 
 
 def _drive_random(game: Any, state: Any, rng: random.Random,
@@ -416,13 +468,12 @@ def _drive_random(game: Any, state: Any, rng: random.Random,
 def _play_random_strided(game: Any, state: Any, rng: random.Random, seed: int, index: int,
                          file: str | None, variant: str | None,
                          params: Mapping[str, Any] | None, every: int,
-                         max_steps: int = -1) -> GameResult:
+                         max_steps: int, digests: list[str], steps: list[int]) -> GameResult:
     """play_random_game with a record that keeps every `every`-th digest (same policy, same
-    random numbers: pick_chance and pick_random_action)."""
+    random numbers: pick_chance and pick_random_action), kept in `digests` after the steps
+    listed in `steps` (the caller's lists: a game stopped by an error keeps what it had)."""
     end_actions = game.end_actions
     decisions = chance_events = 0
-    digests: list[str] = []
-    steps: list[int] = []
     step = 0
     randrange = rng.randrange
     fast_end = getattr(state, "end_action_index", None)
@@ -459,6 +510,62 @@ def _play_random_strided(game: Any, state: Any, rng: random.Random, seed: int, i
                       winners=tuple(state.winners()), decisions=decisions,
                       chance_events=chance_events, record=rec,
                       progress=game_progress(game, state))
+
+
+def _policy_choice(bot: Any, state: Any) -> int:
+    """The choice of a user policy's seat. An exception the policy raises becomes a
+    PolicyError naming it; its bad answers (BotError) and the rules' faults pass as they are."""
+    from rulelang.bots import BotError
+    from rulelang.errors import RulesRuntimeError
+
+    try:
+        return bot.choose(state)
+    except (BotError, RulesRuntimeError):
+        raise
+    except Exception as err:
+        raise policy_error(bot.name, bot.function, err) from err
+
+
+def policy_error(name: str, function: Any, err: BaseException) -> PolicyError:
+    """`policy NAME raised TYPE: MESSAGE`, then the frames of the traceback in the user's own
+    code (see _own_frames); a policy that could not even be called (the wrong signature: no
+    frame of its own) gets a note on how policies are called."""
+    what = type(err).__name__ + (f": {err}" if str(err) else "")
+    frames = _own_frames(err, function)
+    out = PolicyError("\n".join([f"policy {name} raised {what}", *frames]))
+    if not frames and isinstance(err, TypeError):
+        out.add_note("a policy is called as function(state, seat, rng) and returns an index "
+                     "into state.legal_actions() or an action string")
+    return out
+
+
+def _own_frames(err: BaseException, function: Any) -> list[str]:
+    """The frames of `err`'s traceback in the user's own code, as Python prints them: those in
+    the policy function's file, and those outside rulelang (its package and the engines it
+    compiles), Python's library and installed packages (click's, say)."""
+    import sysconfig
+    import traceback
+
+    from rulelang.cache import PREFIX
+
+    code = getattr(function, "__code__", None)
+    own = os.path.realpath(code.co_filename) if code is not None else None
+    paths = sysconfig.get_paths()
+    skip = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")
+            if k in paths}
+
+    def users(frame: Any) -> bool:
+        module = str(frame.f_globals.get("__name__", ""))
+        filename = frame.f_code.co_filename
+        if (module.partition(".")[0] == "rulelang" or module.startswith(PREFIX)
+                or filename.startswith("<")):  # <frozen ...>, <string>
+            return False
+        where = os.path.realpath(filename)
+        return where == own or not any(where.startswith(d + os.sep) for d in skip)
+
+    frames = traceback.StackSummary.extract(
+        (f, n) for f, n in traceback.walk_tb(err.__traceback__) if users(f))
+    return [line.rstrip("\n") for line in frames.format()]
 
 
 def bot_seed(seed: int, seat: int) -> int:
@@ -556,81 +663,94 @@ def play_game(
                                 variant=variant, params=params, digest_every=digest_every,
                                 max_steps=max_steps)
     rng = random.Random(seed)
-    state = game.new_game(num_players=num_players)
-    end_actions = game.end_actions
-    players: list[Any] = [None] * num_players
-    for p, sp in enumerate(specs):
-        if sp.kind != "random":
-            players[p] = B.make_bot(sp, game, p, bot_seed(seed, p))
-    decisions = chance_events = 0
     digests: list[str] = []
     steps: list[int] = []
-    step = 0
-    leader: int | None = None
-    lead_changes = 0
-    actions: dict[str, int] = {}
-    seat_actions: list[dict[str, int]] = [{} for _ in range(num_players)]
-    while step != max_steps:
-        player = state.current_player
-        if player == TERMINAL:
-            break
-        if player == CHANCE:
-            k = pick_chance(rng, state)
-            chance_events += 1
-            state.apply_index(k)
-        else:
-            bot = players[player]
-            n = state.num_choices() if track else 0
-            k = (pick_random_action(rng, state, end_actions) if bot is None
-                 else bot.choose(state))
-            decisions += 1
-            state.apply_index(k)
-            if track:
-                taken = state.history[-1]
-                name = action_name(taken)
-                actions[name] = actions.get(name, 0) + 1
-                if n > 1:
-                    mine = seat_actions[player]
-                    mine[taken] = mine.get(taken, 0) + 1
-                values = state.scores()
-                top = max(values)
-                lead = [q for q, v in enumerate(values) if v == top]
-                if len(lead) == 1:
-                    if leader is not None and lead[0] != leader:
-                        lead_changes += 1
-                    leader = lead[0]
-        if record and digest_due(step, digest_every):
+    labels = [sp.label for sp in specs] if specs else None
+    state = None
+    try:
+        state = game.new_game(num_players=num_players)
+        end_actions = game.end_actions
+        players: list[Any] = [None] * num_players
+        for p, sp in enumerate(specs):
+            if sp.kind != "random":
+                players[p] = B.make_bot(sp, game, p, bot_seed(seed, p))
+        decisions = chance_events = 0
+        step = 0
+        leader: int | None = None
+        lead_changes = 0
+        actions: dict[str, int] = {}
+        seat_actions: list[dict[str, int]] = [{} for _ in range(num_players)]
+        while step != max_steps:
+            player = state.current_player
+            if player == TERMINAL:
+                break
+            if player == CHANCE:
+                k = pick_chance(rng, state)
+                chance_events += 1
+                state.apply_index(k)
+            else:
+                bot = players[player]
+                n = state.num_choices() if track else 0
+                if bot is None:
+                    k = pick_random_action(rng, state, end_actions)
+                elif bot.kind == "policy":
+                    k = _policy_choice(bot, state)
+                else:
+                    k = bot.choose(state)
+                decisions += 1
+                state.apply_index(k)
+                if track:
+                    taken = state.history[-1]
+                    name = action_name(taken)
+                    actions[name] = actions.get(name, 0) + 1
+                    if n > 1:
+                        mine = seat_actions[player]
+                        mine[taken] = mine.get(taken, 0) + 1
+                    values = state.scores()
+                    top = max(values)
+                    lead = [q for q, v in enumerate(values) if v == top]
+                    if len(lead) == 1:
+                        if leader is not None and lead[0] != leader:
+                            lead_changes += 1
+                        leader = lead[0]
+            if record and digest_due(step, digest_every):
+                digests.append(state.digest())
+                steps.append(step)
+            step += 1
+        if max_steps >= 0:
+            _ended(state, max_steps)
+        if record and digest_every > 1 and step and (not steps or steps[-1] != step - 1):
             digests.append(state.digest())
-            steps.append(step)
-        step += 1
-    if max_steps >= 0:
-        _ended(state, max_steps)
-    if record and digest_every > 1 and step and (not steps or steps[-1] != step - 1):
-        digests.append(state.digest())
-        steps.append(step - 1)
-    scores = tuple(state.scores())
-    winners = tuple(state.winners())
-    stats = None
-    if track:
-        rest = [v for q, v in enumerate(scores) if q not in winners]
-        margin = (scores[winners[0]] - max(rest)) if winners and rest else 0
-        from rulelang.heuristics import declared_metrics
+            steps.append(step - 1)
+        scores = tuple(state.scores())
+        winners = tuple(state.winners())
+        stats = None
+        if track:
+            rest = [v for q, v in enumerate(scores) if q not in winners]
+            margin = (scores[winners[0]] - max(rest)) if winners and rest else 0
+            from rulelang.heuristics import declared_metrics
 
-        stats = GameStats(
-            lead_changes=lead_changes,
-            margin=margin,
-            actions=tuple(sorted(actions.items())),
-            seat_actions=tuple(tuple(sorted(m.items())) for m in seat_actions),
-            metrics=tuple(declared_metrics(game, state)),
-        )
-    rec = None
-    if record:
-        rec = make_record(game, state, seed, digests, file=file, variant=variant, params=params,
-                          digest_steps=steps if digest_every > 1 else None,
-                          seats=[sp.label for sp in specs] if specs else None)
-    return GameResult(index=index, seed=seed, scores=scores, winners=winners,
-                      decisions=decisions, chance_events=chance_events, record=rec, stats=stats,
-                      progress=game_progress(game, state))
+            stats = GameStats(
+                lead_changes=lead_changes,
+                margin=margin,
+                actions=tuple(sorted(actions.items())),
+                seat_actions=tuple(tuple(sorted(m.items())) for m in seat_actions),
+                metrics=tuple(declared_metrics(game, state)),
+            )
+        rec = None
+        if record:
+            rec = make_record(game, state, seed, digests, file=file, variant=variant,
+                              params=params, digest_steps=steps if digest_every > 1 else None,
+                              seats=labels)
+        return GameResult(index=index, seed=seed, scores=scores, winners=winners,
+                          decisions=decisions, chance_events=chance_events, record=rec,
+                          stats=stats, progress=game_progress(game, state))
+    except Exception as err:
+        if record:
+            _keep_partial(err, game, state, num_players, seed, digests,
+                          steps if digest_every > 1 else None, file=file, variant=variant,
+                          params=params, seats=labels)
+        raise
 
 
 def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -768,8 +888,22 @@ def _run_games(game: Any, spec: RunSpec, indices: Iterable[int]) -> list[GameRes
                 max_steps=spec.max_steps,
             )
         except Exception as err:
-            # Say which game failed, so it can be rerun alone with its seed.
+            # Say which game failed, so it can be rerun alone with its seed; with --records,
+            # keep the game up to the error, as `play --record` does (replay steps through it).
             err.add_note(f"in simulated game {i} (seed {seed})")
+            partial = err.__dict__.pop("partial_record", None)
+            if spec.records_dir is not None and partial is not None:
+                path = _record_path(spec.records_dir, i)
+                try:
+                    path.write_text(json.dumps(partial, separators=(",", ":")) + "\n",
+                                    encoding="utf-8")
+                except OSError:
+                    pass
+                else:
+                    from rulelang.errors import RulesRuntimeError
+
+                    what = "fault" if isinstance(err, RulesRuntimeError) else "error"
+                    err.add_note(f"record: {path} (the game up to the {what})")
             raise
         if spec.records_dir is not None and res.record is not None:
             text = json.dumps(res.record, separators=(",", ":")) + "\n"

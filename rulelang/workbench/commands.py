@@ -55,9 +55,11 @@ def _run_guarded(func: Callable[[], Any]) -> Any:
         cliutil.interrupted()
     except rules_errors as err:
         _rules_fail(err)  # exit code: usage (-D, variant), rules (the file) or fault
+    except BotError as err:  # a bot that failed in a game (a bad seat kind is a ValueError)
+        _fail(_error_text(err), X.FAILURE)
     except ValueError as err:
         _fail(_error_text(err), X.USAGE)
-    except (OSError, sim.SimulationError, BotError) as err:
+    except (OSError, sim.SimulationError) as err:
         _fail(_error_text(err), X.FAILURE)
 
 
@@ -211,14 +213,13 @@ def tournament(ctx: click.Context, file: str, bots_text: str, players: int | Non
 
     _count, kinds = cliutil.parse_players(bots_text, cliutil.parse_bot_options(bot_opts))
     kinds = kinds or []
-    n = players or len(kinds)
     json_target = cliutil.Output(json_out, "the tournament")
     report_target = cliutil.report_output(report_out)
     loader = _limited_loader(ctx, limits)
 
     def job() -> dict[str, Any]:
         with cliutil.progress_bar("tournament", games) as on_progress:
-            return run_tournament(file, n, games, seed, kinds, variant=variant,
+            return run_tournament(file, players, games, seed, kinds, variant=variant,
                                   params=defines, jobs=sim.resolve_jobs(jobs), backend=backend,
                                   loader=loader, progress=on_progress, scheduler=scheduler,
                                batch=batch)

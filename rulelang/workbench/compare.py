@@ -114,8 +114,12 @@ def compare(
             if progress is not None:
                 progress(k * games + done, 2 * games)
 
-        arms_results.append(run_games(spec, games, jobs, arm_progress, game=game,
-                                      scheduler=scheduler, batch=batch))
+        try:
+            arms_results.append(run_games(spec, games, jobs, arm_progress, game=game,
+                                          scheduler=scheduler, batch=batch))
+        except Exception as err:
+            err.add_note(f"in arm {'AB'[k]} ({(arm_a, arm_b)[k].describe()})")
+            raise
     elapsed = time.perf_counter() - started
     ma = per_game_measures(arms_results[0], players)
     mb = per_game_measures(arms_results[1], players)
@@ -219,7 +223,7 @@ def verdict_lines(result: Mapping[str, Any]) -> list[str]:
 
 def tournament(
     path: str | os.PathLike[str],
-    players: int,
+    players: int | None,
     games: int,
     seed: int,
     bots: Sequence[str],
@@ -232,13 +236,15 @@ def tournament(
     scheduler: str | None = None,
     batch: int | None = None,
 ) -> dict[str, Any]:
-    """Seat-rotated games between bot kinds: game i seats lineup(bots, players, i)."""
+    """Seat-rotated games between bot kinds: game i seats lineup(bots, players, i);
+    `players` None is one seat per kind."""
     if loader is None:
         from rulelang import load as loader
     if len(bots) < 2:
         raise ValueError("a tournament needs at least two bot kinds")
     if len(set(bots)) != len(bots):
         raise ValueError(f"bot kinds must differ, got {', '.join(bots)}")
+    given, players = players, players or len(bots)
     for kind in bots:
         sim.check_seats([kind] * players, players)
     spec = RunSpec(loader=loader, path=str(path), variant=variant, params=dict(params or {}),
@@ -246,8 +252,12 @@ def tournament(
                    track=True, rotate=True)
     game = loader(spec.path, variant=variant, params=dict(spec.params), backend=backend)
     if not game.min_players <= players <= game.max_players:
+        why = ""
+        if given is None:  # the count nobody typed: say where it came from
+            fit = min(max(players, game.min_players), game.max_players)
+            why = f" (the number of --bots kinds; give -p {fit})"
         raise ValueError(f"{game.name} takes {game.min_players} to {game.max_players} players, "
-                         f"not {players}")
+                         f"not {players}{why}")
     started = time.perf_counter()
     results = run_games(spec, games, jobs, progress, game=game, scheduler=scheduler,
                         batch=batch)

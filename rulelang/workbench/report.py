@@ -127,13 +127,16 @@ def _pct(x: float) -> str:
 
 
 def simulate_report(summary: dict[str, Any]) -> str:
+    from rulelang.workbench.compare import value_text
+
     seats = summary["seats"]
+    params = ", ".join(f"{k}={value_text(v)}" for k, v in sorted(summary["params"].items()))
     kinds = summary.get("seat_kinds") or ["random"] * summary["players"]
     labels = [f"seat {s['seat']}\n{kinds[s['seat']]}" for s in seats]
     parts = [_h(1, f"{summary['game']}: {summary['games']} simulated games"),
              _p(f"{summary['players']} players ({', '.join(kinds)}), seed {summary['seed']}, "
                 f"backend {summary['backend']}, variant {summary['variant'] or '-'}, "
-                f"parameters {summary['params'] or '-'}.")]
+                f"parameters {params or '-'}.")]
     parts += _warnings(summary.get("warnings", []))
     parts.append(_h(2, "Win rates"))
     parts.append(_rate_plot(labels, [s["win_rate"] for s in seats],

@@ -15,7 +15,7 @@ from typing import Any
 
 from rulelang import sim
 from rulelang.sim import RunSpec, run_games
-from rulelang.workbench.compare import is_rate, per_game_measures
+from rulelang.workbench.compare import is_rate, per_game_measures, value_text
 from rulelang.workbench.stats import Interval, mean_interval, rate_estimate
 
 _RANGE = re.compile(r"\s*([+-]?\d+)\s*\.\.\s*([+-]?\d+)\s*(?::\s*(\d+)\s*)?")
@@ -97,8 +97,13 @@ def sweep(
             if progress is not None:
                 progress(k * games + done, total)
 
-        results = run_games(spec, games, jobs, point_progress, game=game, scheduler=scheduler,
-                            batch=batch)
+        try:
+            results = run_games(spec, games, jobs, point_progress, game=game,
+                                scheduler=scheduler, batch=batch)
+        except Exception as err:
+            where = ", ".join(f"{n}={value_text(v)}" for n, v in zip(names, points[k]))
+            err.add_note(f"at sweep point {where}")
+            raise
         measures = per_game_measures(results, players)
         rows.append({
             "point": dict(zip(names, points[k])),
