@@ -345,6 +345,22 @@ def test_tournament_ranks_mcts_first_on_nim() -> None:
     assert "Head to head" in out.stdout
 
 
+def test_tournament_intervals_count_games_not_seats_when_a_kind_holds_two() -> None:
+    # 3 seats, 2 kinds: each game seats one kind twice. Its 18 seat-games (and the 24
+    # pairings) of 12 games were counted as independent trials: greedy's interval was Wilson's
+    # over 18 seat-games, 0.2031-0.6138, where its 12 games give 0.1381-0.6094
+    result = tournament(NIM, 3, 12, 1, ["greedy", "random"])
+    rows = {r["bot"]: r for r in result["rows"]}
+    assert (rows["greedy"]["seat_games"], rows["greedy"]["games"]) == (18, 12)
+    assert rows["greedy"]["win_rate"] == pytest.approx(7 / 18)
+    assert [round(x, 4) for x in sim.wilson_interval(7, 18)] == [0.2031, 0.6138]
+    assert [round(x, 4) for x in rows["greedy"]["win_ci95"]] == [0.1381, 0.6094]
+    pair = result["pairs"][0]
+    assert (pair["games"], pair["pairings"], pair["a_score"]) == (12, 24, 0.5625)
+    assert [round(x, 4) for x in sim.wilson_interval(13.5, 24)] == [0.3694, 0.7383]
+    assert [round(x, 4) for x in pair["ci95"]] == [0.3026, 0.7921]
+
+
 def test_head_to_head_intervals_stay_within_0_and_1_and_need_more_than_two_games() -> None:
     # greedy lost both pairings: Student's t gave the interval 0 to 0, "random is stronger";
     # over three it gave -1.1 to 1.8. Wilson's interval on the score counted as wins.

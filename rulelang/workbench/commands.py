@@ -252,7 +252,7 @@ def render_tournament(result: dict[str, Any]) -> list[Any]:
     for p in result["pairs"]:
         lo, hi = p["ci95"]
         verdict = f"{p['better']} is stronger" if p["better"] else "no significant difference"
-        pairs.add_row(p["a"], p["b"], str(p["games"]), f"{p['a_score']:.3f}",
+        pairs.add_row(p["a"], p["b"], str(p["pairings"]), f"{p['a_score']:.3f}",
                       f"{lo:.3f} – {hi:.3f}", verdict)
     return [head, table, pairs]
 

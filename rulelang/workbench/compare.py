@@ -264,13 +264,25 @@ def tournament(
     elapsed = time.perf_counter() - started
     index = {b: k for k, b in enumerate(bots)}
     shares: list[list[float]] = [[] for _ in bots]
+    # One value per game for the intervals: a kind's mean share over its seats in the game,
+    # a pair's mean score over its pairings in the game. Seat-games and pairings of one game
+    # are not independent (two seats of one kind cannot both win alone; the pairings of a game
+    # share its result), so counting them as trials made the intervals too narrow whenever a
+    # kind held more than one seat. With one seat per kind the values are the same.
+    per_game: list[list[float]] = [[] for _ in bots]
     pair_results: list[tuple[int, int, float]] = []
     pair_table: dict[tuple[int, int], list[float]] = {}
+    pair_games: dict[tuple[int, int], list[float]] = {}
     for r in results:
         seats = sim.lineup(list(bots), players, r.index)
         share = [(1.0 / len(r.winners) if p in r.winners else 0.0) for p in range(players)]
+        mine: dict[int, list[float]] = {}
         for p, kind in enumerate(seats):
             shares[index[kind]].append(share[p])
+            mine.setdefault(index[kind], []).append(share[p])
+        for k, vals in mine.items():
+            per_game[k].append(statistics.fmean(vals))
+        here: dict[tuple[int, int], list[float]] = {}
         for p in range(players):
             for q in range(p + 1, players):
                 a, b = index[seats[p]], index[seats[q]]
@@ -280,22 +292,27 @@ def tournament(
                 pair_results.append((a, b, score))
                 key, val = ((a, b), score) if a < b else ((b, a), 1.0 - score)
                 pair_table.setdefault(key, []).append(val)
+                here.setdefault(key, []).append(val)
+        for key, vals in here.items():
+            pair_games.setdefault(key, []).append(statistics.fmean(vals))
     anchor = index.get("random")
     ratings = elo(pair_results, len(bots), anchor=anchor)
     rows = []
     for k, kind in enumerate(bots):
-        wi = sim.wilson_interval(sum(shares[k]), len(shares[k]))
-        rows.append({"bot": kind, "seat_games": len(shares[k]),
+        wi = sim.wilson_interval(sum(per_game[k]), len(per_game[k]))
+        rows.append({"bot": kind, "seat_games": len(shares[k]), "games": len(per_game[k]),
                      "win_rate": sum(shares[k]) / len(shares[k]) if shares[k] else 0.0,
                      "win_ci95": list(wi), "elo": ratings[k]})
     pairs = []
     for (a, b), vals in sorted(pair_table.items()):
-        # A's score counted as wins (a tie as half a win), with Wilson's interval: it stays
-        # within 0..1 and is never a point. Student's t over the scores gave -1.101 to 1.768
-        # over three pairings, and 0 to 0 over two lost ones, a "significant" verdict; with
-        # ties a score varies less than a win does, so this interval errs on the wide side.
-        lo, hi = sim.wilson_interval(sum(vals), len(vals))
-        pairs.append({"a": bots[a], "b": bots[b], "games": len(vals),
+        # A's score counted as wins (a tie as half a win), with Wilson's interval, over one
+        # value per game (above): it stays within 0..1 and is never a point. Student's t over
+        # the scores gave -1.101 to 1.768 over three pairings, and 0 to 0 over two lost ones, a
+        # "significant" verdict; with ties a score varies less than a win does, so this
+        # interval errs on the wide side.
+        g = pair_games[(a, b)]
+        lo, hi = sim.wilson_interval(sum(g), len(g))
+        pairs.append({"a": bots[a], "b": bots[b], "games": len(g), "pairings": len(vals),
                       "a_score": statistics.fmean(vals), "ci95": [lo, hi],
                       "significant": lo > 0.5 or hi < 0.5,
                       "better": bots[a] if lo > 0.5 else bots[b] if hi < 0.5 else None})

@@ -227,7 +227,7 @@ def tournament_report(result: dict[str, Any]) -> str:
                           f"{r['elo']:+.0f}"] for r in rows]))
     parts.append(_h(2, "Head to head"))
     parts.append(_table(["A", "B", "pairings", "A's score", "95% interval", "verdict"],
-                        [[p["a"], p["b"], p["games"], f"{p['a_score']:.3f}",
+                        [[p["a"], p["b"], p["pairings"], f"{p['a_score']:.3f}",
                           f"{p['ci95'][0]:.3f} – {p['ci95'][1]:.3f}",
                           f"{p['better']} is stronger" if p["better"]
                           else "no significant difference"] for p in result["pairs"]],
