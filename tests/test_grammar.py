@@ -1,5 +1,6 @@
 """The grammar builds conflict-free in strict mode, its shipped tables are current, and a fresh
-machine (empty temp folder, home and cache) parses without writing anything."""
+machine (empty temp folder, home and cache) parses without writing anything; syntax errors list
+what was expected and note the common slips."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import lark
 import pytest
 
+from rulelang.errors import RulesError
 from rulelang.grammar import transform
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,3 +83,123 @@ def test_fresh_machine_loads_without_writing_temp_files(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["-1", "108"]
     assert list((tmp_path / "tmpdir").iterdir()) == []
+
+
+# ---------------------------------------------------------------------------- syntax errors
+
+GAME = """\
+game G
+players 2..3
+param turns: int = 3
+state { x: int[player] = 0 }
+phase deal() {
+  x[players[0]] += 1
+}
+phase give(p: player, n: int) {
+  x[p] += n
+}
+flow {
+  run deal()
+}
+score p => x[p]
+"""
+
+
+def _syntax_error(text: str):
+    with pytest.raises(RulesError) as info:
+        transform.parse(text, "g.rules")
+    (d,) = info.value.diagnostics
+    return d
+
+
+TOP_LEVEL = ("'const', 'def', 'enum', 'flow', 'game', 'graph', 'grid', 'heuristic', 'include', "
+             "'metric', 'param', 'phase', 'players', 'score', 'standing', 'state' or 5 more")
+
+
+@pytest.mark.parametrize(("old", "new", "line", "word", "meant"), [
+    ("flow {", "flw {", 11, "flw", "flow"),
+    ("state {", "stat {", 4, "stat", "state"),
+    ("param turns", "parm turns", 3, "parm", "param"),
+])
+def test_a_misspelt_top_level_keyword_gets_a_did_you_mean(old, new, line, word, meant):
+    # The misspelt word is itself the unexpected token (in a body it reads as a name, and the
+    # error falls on the word after it: tests/fixtures/errors/misspelt_keyword.rules).
+    d = _syntax_error(GAME.replace(old, new))
+    assert (d.code, d.span.line, d.span.col) == ("E001", line, 1)
+    assert d.message == f"unexpected '{word}'; expected {TOP_LEVEL}"
+    assert d.notes == (f"did you mean '{meant}'?",)
+
+
+def test_a_top_level_name_far_from_every_keyword_gets_no_note():
+    d = _syntax_error(GAME.replace("flow {", "banana {"))
+    assert (d.span.line, d.span.col, d.notes) == (11, 1, ())
+
+
+@pytest.mark.parametrize(("old", "new", "line", "col", "note"), [
+    # in the flow, and in a phase body
+    ("  run deal()", "  deal()", 12, 7, "'deal' is a phase: write 'run deal()'"),
+    ("  x[p] += n", "  deal ()", 9, 8, "'deal' is a phase: write 'run deal()'"),
+    # the arguments as written, when they are simple enough to copy
+    ("  run deal()", "  give(players[1], turns)", 12, 7,
+     "'give' is a phase: write 'run give(players[1], turns)'"),
+    ("  run deal()", "  give(players[1],\n       max(1, turns))", 12, 7,
+     "'give' is a phase: write 'run give(...)'"),
+    # not a phase of the file
+    ("  run deal()", "  dealt()", 12, 8,
+     "a call on its own is not a statement; a phase is started with 'run name(args)'"),
+    # a misspelt keyword before '(' is still named
+    ("  run deal()", "  retrun(1)", 12, 9, "did you mean 'return'?"),
+])
+def test_a_phase_called_like_a_function_is_told_to_run_it(old, new, line, col, note):
+    d = _syntax_error(GAME.replace(old, new))
+    assert (d.code, d.span.line, d.span.col) == ("E001", line, col)
+    assert d.message == "unexpected '('; expected '+=', '-=', '=' or '['"
+    assert d.notes == (note,)
+
+
+def test_a_phase_call_note_is_rendered_under_the_caret():
+    text = GAME.replace("  run deal()", "  deal()")
+    with pytest.raises(RulesError) as info:
+        transform.parse(text, "g.rules")
+    assert str(info.value) == (
+        "g.rules:12:7: error[E001]: unexpected '('; expected '+=', '-=', '=' or '['\n"
+        "   12 |   deal()\n"
+        "              ^\n"
+        "  note: 'deal' is a phase: write 'run deal()'")
+
+
+@pytest.mark.parametrize(("old", "new", "line", "col", "message"), [
+    # one: no 'or'
+    ("players 2..3", "players 3", 3, 1, "unexpected 'param'; expected '..'"),
+    # two: 'or' alone
+    ("x: int[player] = 0", "x: int[player] = 0 secret", 4, 28,
+     "unexpected 'secret'; expected '}' or a name ('secret' is a keyword and cannot be used "
+     "as a name)"),
+    # three or more: commas, then 'or' before the last
+    ("  run deal()", "  x deal", 12, 5, "unexpected 'deal'; expected '+=', '-=' or '='"),
+    ("x[p] += n", "x[p] += [n n]", 9, 14, "unexpected 'n'; expected ',', '=>', ']' or 'for'"),
+    # past 16, the rest are counted
+    ("players 2..3", "players 2..3 {", 2, 14, f"unexpected '{{'; expected {TOP_LEVEL}"),
+])
+def test_the_expected_tokens_are_joined_with_commas_and_a_last_or(old, new, line, col, message):
+    d = _syntax_error(GAME.replace(old, new))
+    assert (d.code, d.span.line, d.span.col) == ("E001", line, col)
+    assert d.message == message
+
+
+def test_an_operator_terminal_is_listed_symbol_by_symbol():
+    # ('-' is also the terminal of unary minus: listed once)
+    names = ["ADDOP", "MULOP", "AUGOP", "MINUS", "NAME"]
+    assert transform._describe(transform._parser(), names) == [
+        "'%'", "'*'", "'+'", "'+='", "'-'", "'-='", "'//'", "a name"]
+
+
+def test_join_for_every_length():
+    items = [f"'{c}'" for c in "abcdefghijklmnopqrs"]
+    assert transform._join([]) == "something else"
+    assert transform._join(items[:1]) == "'a'"
+    assert transform._join(items[:2]) == "'a' or 'b'"
+    assert transform._join(items[:3]) == "'a', 'b' or 'c'"
+    assert transform._join(items[:16]) == ", ".join(items[:15]) + " or 'p'"
+    assert transform._join(items[:17]) == ", ".join(items[:16]) + " or 1 more"
+    assert transform._join(items) == ", ".join(items[:16]) + " or 3 more"

@@ -667,9 +667,11 @@ class _ToAst(Transformer):
 
 _TOKEN_NAMES = {
     "NAME": "a name", "INT": "an integer", "STRING": "a string", "$END": "end of file",
-    "ANNOTATION": "an annotation", "COMPOP": "a comparison", "ADDOP": "'+' or '-'",
-    "MULOP": "'*', '//' or '%'", "AUGOP": "'+=' or '-='",
+    "ANNOTATION": "an annotation", "COMPOP": "a comparison",
 }
+# Operator terminals that stand for several symbols: listed one by one, so that the list of
+# expected tokens joins them like any others.
+_OPERATORS = {"ADDOP": ("+", "-"), "MULOP": ("*", "//", "%"), "AUGOP": ("+=", "-=")}
 
 
 def _describe(parser: Lark, names) -> list[str]:
@@ -677,6 +679,9 @@ def _describe(parser: Lark, names) -> list[str]:
     for n in names:
         if n in _TOKEN_NAMES:
             out.add(_TOKEN_NAMES[n])
+            continue
+        if n in _OPERATORS:
+            out.update(f"'{op}'" for op in _OPERATORS[n])
             continue
         try:
             term = parser.get_terminal(n)
@@ -773,21 +778,38 @@ def _syntax_diagnostic(parser: Lark, exc: UnexpectedInput, text: str, filename: 
 
 
 def _hints(parser: Lark, text: str, tok: Token, expected: list[str]) -> tuple[str, ...]:
-    """Notes for two common slips: a misspelt keyword starting a line (`chooze p {`, read as
-    a name, so that the error falls on the word after it), and `players 4` for `4..4`."""
+    """Notes for common slips: a misspelt keyword starting a line (`chooze p {`, read as a name,
+    so that the error falls on the word after it; or `stat {` at the top level, where the name
+    itself is unexpected), a phase called like a function (`deal()` for `run deal()`), and
+    `players 4` for `4..4`."""
     start = getattr(tok, "start_pos", None)
     if start is None:
         return ()
     head = text[:start]
     line = head[head.rfind("\n") + 1:]
     word = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*", line)
+    # `name(` where a statement may go on (`name =`, `name +=`, `name[`): a call
+    call = tok == "(" and "'+='" in expected
     if word:
+        if call and word.group(1) in _phases(text):
+            return (f"'{word.group(1)}' is a phase: write 'run {word.group(1)}"
+                    f"{_call_args(text, start)}'",)
         keywords = sorted({t.pattern.value for t in parser.terminals
                            if t.pattern.type == "str" and t.pattern.value.isidentifier()})
         if word.group(1) not in keywords:
             close = difflib.get_close_matches(word.group(1), keywords, n=1, cutoff=0.75)
             if close:
                 return (f"did you mean '{close[0]}'?",)
+        if call:
+            return ("a call on its own is not a statement; a phase is started with "
+                    "'run name(args)'",)
+    elif not line.strip() and tok.type == "NAME":
+        # A name starting a line where it cannot go (a declaration at the top level): the
+        # keywords that could go there are the ones it may misspell.
+        keywords = [e.strip("'") for e in expected if e.strip("'").isidentifier()]
+        close = difflib.get_close_matches(str(tok), keywords, n=1, cutoff=0.75)
+        if close:
+            return (f"did you mean '{close[0]}'?",)
     before = head.rstrip()
     if expected == ["'..'"] and re.fullmatch(r"\s*players\s+(\d+)",
                                              before[before.rfind("\n") + 1:]):
@@ -796,7 +818,23 @@ def _hints(parser: Lark, text: str, tok: Token, expected: list[str]) -> tuple[st
     return ()
 
 
+def _phases(text: str) -> list[str]:
+    """The phases declared in `text`, by a scan of its `phase NAME` lines: an included file
+    holds only data, so the file that failed to parse declares them all."""
+    return re.findall(r"^[ \t]*phase\s+([A-Za-z_][A-Za-z0-9_]*)", text, re.M)
+
+
+def _call_args(text: str, paren: int) -> str:
+    """The `(...)` of a call starting at `paren`, as written when it fits on its line with no
+    parentheses inside, else `(...)`."""
+    args = re.compile(r"\([^()\n]*\)").match(text, paren)
+    return args.group() if args else "(...)"
+
+
 def _join(items: list[str]) -> str:
+    """`'a'`, `'a' or 'b'`, `'a', 'b' or 'c'`; past 16 items, `'a', ..., 'p' or 5 more`."""
+    if not items:
+        return "something else"
     if len(items) > 16:
-        items = items[:16] + ["..."]
-    return ", ".join(items) if items else "something else"
+        return ", ".join(items[:16]) + f" or {len(items) - 16} more"
+    return " or ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else items[0]
