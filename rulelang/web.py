@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import re
 import secrets
 import sys
 from pathlib import Path
@@ -29,7 +30,15 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from rulelang.play import LIST_LIMIT, InputError, Session, group_actions, resolve
+from rulelang.play import (
+    LIST_LIMIT,
+    Group,
+    InputError,
+    Session,
+    describe_group,
+    group_actions,
+    resolve,
+)
 from rulelang.viewmodel import seat_name
 
 # What '?' shows in the browser: how to enter actions on this page (docs/play.md, Browser).
@@ -55,6 +64,16 @@ BAD_MESSAGE = ('a message must be a JSON object: {"answer": "TEXT"}, {"index": N
                '{"undo": true} or {"leave": true}')
 
 MAX_ANSWER = 1000  # characters of a typed answer
+
+
+def group_summary(g: Group) -> str:
+    """What line mode's menu says of a group too long to list (play.describe_group), without
+    its name and the typing hint: `100..3000 step 100`, or `20 choices: model Duryea, ...;
+    factories 0..2`."""
+    head = g.name + (f" ({', '.join(g.labels)})" if g.labels else "")
+    line = describe_group(g)[0].strip()
+    line = line[len(head):].strip() if line.startswith(head) else line
+    return re.sub(r"\s*\(type e\.g\.:.*\)$", "", line)
 
 
 class WebTable:
@@ -139,6 +158,7 @@ class WebTable:
                     entry["options"] = [[k, " ".join(a)] for k, a in zip(g.indexes, g.shown)]
                 else:
                     entry["count"] = len(g.indexes)
+                    entry["summary"] = group_summary(g)  # as line mode: 100..3000 step 100
                     entry["example"] = " ".join(g.args[0])
                 msg["menu"].append(entry)
         return msg
@@ -545,7 +565,8 @@ function render(m) {
         d.append(el("button", {onclick: () => send({index: k}), className: "act"},
                     args || g.name)); }
     else { const inp = el("input", {size: 10, placeholder: g.example});
-      d.append(el("span", {}, g.count + " choices "), inp,
+      d.append(el("span", {className: "range", title: g.count + " choices"}, g.summary + " "),
+               inp,
                el("button", {onclick: () => send({answer: g.name + " " + inp.value})}, "play")); }
     menu.append(d); }
   $("typed").style.display = m.your_turn ? "" : "none";

@@ -463,6 +463,62 @@ def test_page_undo_button_key_and_leave_confirmation_in_node(tmp_path):
     assert done["undo_title"] == "the game was abandoned: P0 left it"
 
 
+def _page_in_node(page: str, tmp_path: Path, prelude: str, scenario: str) -> dict:
+    """Run the page's script in Node (the _NODE_DOM stand-in) after `prelude`, then
+    `scenario`, which prints one JSON object: returned."""
+    body = page[page.index('<div id="layout">'):page.index("<script>")]
+    static = [[tag, id_, re.findall(r"\b(hidden|disabled)\b", rest)]
+              for tag, id_, rest in re.findall(r'<(\w+) [^>]*?id="(\w+)"([^>]*)>', body)]
+    script = page[page.index("<script>") + len("<script>"):page.index("</script>")]
+    source = (f"const STATIC = {json.dumps(static)};\n{_NODE_DOM}\n{script}\n{prelude}\n"
+              f"{scenario}")
+    (tmp_path / "page.js").write_text(source, encoding="utf-8")
+    res = subprocess.run([NODE, str(tmp_path / "page.js")], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+# The first group of the menu as the page draws it: its text, and its spans.
+_NODE_MENU = """
+ws.onmessage({data: JSON.stringify(MESSAGE)});
+const group = $("menu").kids[0];
+console.log(JSON.stringify({text: group.textContent,
+  spans: group.kids.filter(k => k.tagName === "SPAN").map(k => [k.className, k.title,
+                                                                 k.textContent])}));
+"""
+
+
+def test_a_long_group_says_its_range_as_line_mode_does(tmp_path):
+    session = Session(rules("polanaftowe"), ["human", "human", "random"], seed=5)
+    app = create_app(session)
+    token = _token(app, 0)
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{token}") as ws:
+        page = client.get(f"/play/{token}").text
+        first = ws.receive_json()
+    # line mode: 'lobby (amount)  100..3000 step 100   (type e.g.: lobby 100)'
+    assert first["menu"] == [{"name": "lobby", "labels": ["amount"], "count": 30,
+                              "summary": "100..3000 step 100", "example": "100"}]
+    # several parameters: line mode's first line, after the name
+    auto = Session(rules("automobile"), ["human", "greedy", "greedy"], seed=5,
+                   params={"turns": 2})
+    auto_app = create_app(auto)
+    with TestClient(auto_app) as client, \
+            client.websocket_connect(f"/ws/{_token(auto_app, 0)}") as ws:
+        ws.receive_json()
+        ws.send_json({"index": 0})  # a character: then the models can be built
+        long = {g["name"]: g for g in ws.receive_json()["menu"] if "count" in g}
+    assert long == {"place_dealers": {
+        "name": "place_dealers", "labels": ["luxury", "mid", "economy"], "count": 19,
+        "summary": "19 choices: luxury 0..3; mid 0..3; economy 0..3", "example": "0 0 1"}}
+    if NODE is None:
+        pytest.skip("node is not installed")
+    out = _page_in_node(page, tmp_path, f"const MESSAGE = {json.dumps(first)};", _NODE_MENU)
+    assert out["text"] == "lobby (amount)100..3000 step 100 play"
+    assert out["spans"] == [["name", "", "lobby (amount)"],
+                            ["range", "30 choices", "100..3000 step 100 "]]
+
+
 CHROMIUM = shutil.which("chromium")
 
 
