@@ -547,7 +547,8 @@ def play(
     try:
         # a person at a terminal may mistype as often as he likes; a pipe may loop for ever
         finished = plain_game(session, console, read, clear=clear, err_console=err,
-                              max_invalid=None if sys.stdin.isatty() else MAX_INVALID)
+                              max_invalid=None if sys.stdin.isatty() else MAX_INVALID,
+                              record=record_out)
     except EndOfInput as exc:
         write_record()
         err.print(Text(f"\nerror: {exc}; game abandoned"))

@@ -103,16 +103,36 @@ def _int_runs(values: list[int]) -> str:
     return ", ".join(out)
 
 
-def describe_group(g: Group, width: int = 0) -> list[str]:
-    """Menu lines for one group: each option with its number, or a summary when there are many."""
+def listed(g: Group) -> bool:
+    """Whether the menu lists a group's options one by one (each with its number), rather
+    than summarising them."""
+    return not g.labels or len(g.indexes) <= LIST_LIMIT
+
+
+def menu_numbers(groups: list[Group]) -> list[int]:
+    """The legal actions a menu numbers, in the order of their numbers (1, 2, ...): the
+    options of the groups it lists. A summarised group's options have no number: a number
+    on screen is the only number a person can mean."""
+    return [k for g in groups if listed(g) for k in g.indexes]
+
+
+def describe_group(g: Group, width: int = 0, numbers: Mapping[int, int] | None = None
+                   ) -> list[str]:
+    """Menu lines for one group: each option with its number, or a summary when there are many.
+    `numbers`: legal index -> the number the menu gives it (menu_numbers); by default its place
+    in the legal actions."""
     head = (g.name + (f" ({', '.join(g.labels)})" if g.labels else "")).ljust(width)
+
+    def number(k: int) -> int:
+        return k + 1 if numbers is None else numbers[k]
+
     if not g.labels:
-        return [f"  {head}  {g.indexes[0] + 1})"]
+        return [f"  {head}  {number(g.indexes[0])})"]
     people = g.shown or g.args  # the arguments as people see them
-    if len(g.indexes) <= LIST_LIMIT:
-        opts = "   ".join(f"{k + 1}) " + " ".join(a) for k, a in zip(g.indexes, people))
+    if listed(g):
+        opts = "   ".join(f"{number(k)}) " + " ".join(a) for k, a in zip(g.indexes, people))
         return [f"  {head}  {opts}"]
-    if len(g.labels) == 1 and all(_is_int(a[0]) for a in g.args):
+    if len(g.labels) == 1 and all(_is_int(a[0]) for a in people):
         values = sorted(int(a[0]) for a in g.args)
         return [f"  {head}  {_int_runs(values)}   (type e.g.: {g.name} {values[0]})"]
     cols = []
@@ -126,7 +146,8 @@ def describe_group(g: Group, width: int = 0) -> list[str]:
         else:
             shown = ", ".join(vals[:8]) + (", ..." if len(vals) > 8 else "")
         cols.append(f"{label} {shown}")
-    example = " ".join(g.args[0])
+    # as people see each argument (P1 for a player), where that is one word they can type
+    example = " ".join(s if len(s.split()) == 1 else a for a, s in zip(g.args[0], people[0]))
     return [f"  {head}  {len(g.indexes)} choices: {'; '.join(cols)}",
             f"  {''.ljust(width)}  (type e.g.: {g.name} {example}; '? {g.name}' lists them)"]
 
@@ -137,12 +158,15 @@ def _is_int(s: str) -> bool:
 
 def menu_lines(legal: list[str], labels: dict[str, list[str]],
                display: dict[str, list[dict[str, str]]] | None = None) -> list[str]:
+    """The menu: each group of actions on its line, the options it lists numbered 1, 2, ...
+    in the order shown (menu_numbers)."""
     groups = group_actions(legal, labels, display)
+    numbers = {k: n for n, k in enumerate(menu_numbers(groups), 1)}
     width = max((len(g.name + (f" ({', '.join(g.labels)})" if g.labels else ""))
                  for g in groups), default=0)
     lines = []
     for g in groups:
-        lines.extend(describe_group(g, width))
+        lines.extend(describe_group(g, width, numbers))
     return lines
 
 
@@ -167,54 +191,125 @@ def _tokens(text: str) -> list[str]:
     return [t for t in re.split(r"[\s(),]+", text.strip().lower()) if t]
 
 
+class _Legal(NamedTuple):
+    """A legal action as resolve reads it: its name and arguments in lower case, and the
+    arguments as people see them (a player as P1)."""
+
+    name: str
+    args: list[str]
+    shown: list[str]
+
+
+def _fits(typed: list[str], args: list[str], shown: list[str]) -> bool:
+    """Whether typed arguments are these, each as its name or as people see it."""
+    return len(typed) == len(args) and all(t in (a, s.lower())
+                                           for t, a, s in zip(typed, args, shown))
+
+
+def _unpadded(text: str) -> str:
+    """`text` without the leading zeros of its numbers ('p04' -> 'p4')."""
+    return re.sub(r"(?<!\d)0+(?=\d)", "", text)
+
+
+def _unpad_tokens(toks: list[str], parsed: list[_Legal]) -> list[str]:
+    """Typed words that are no legal argument, each replaced by the one legal argument it is
+    without leading zeros ('p4' for the plant P04); a word that could be several stays."""
+    values = {v.lower() for e in parsed for v in (*e.args, *e.shown)}
+    out = []
+    for t in toks:
+        if t not in values and not any(e.name.startswith(t) for e in parsed):
+            same = {v for v in values if _unpadded(v) == _unpadded(t)}
+            t = same.pop() if len(same) == 1 else t
+        out.append(t)
+    return out
+
+
 def resolve(answer: str, legal: list[str],
-            aliases: Mapping[str, tuple[str, ...]] | None = None) -> int:
+            aliases: Mapping[str, tuple[str, ...]] | None = None, *,
+            numbered: list[int] | None = None,
+            display: dict[str, list[dict[str, str]]] | None = None) -> int:
     """Index in `legal` of the action a person typed: a number, the exact action string, or a
     looser form ('place 4D', 'PLACE(4D)', 'dispose 2 4', '4D', 'bid(23)') that matches exactly
     one. `aliases` (view.display_aliases) lets a member be typed by its display name, or by
     the part of it before ': ' ('green' for "green: Netherlands north/east"); a name several
-    members share means the one the legal actions name."""
-    text = answer.strip()
-    if not text:
+    members share means the one the legal actions name. A number without its leading zeros
+    names the one argument it can be ('p4' for P04).
+
+    `numbered`: the legal actions the menu numbers, in the order of their numbers
+    (menu_numbers); a typed number is only ever one of those. None: every action, by its
+    place in `legal`. `display` (view.arg_display): the arguments as people see them, which
+    may be typed too (a player as P1), and which messages use; a bare number is an argument
+    only where people see that number."""
+    typed = answer.strip()
+    if not typed:
         raise InputError("empty answer")
-    if aliases:
-        text = _unalias(text, legal, aliases)
-    parsed = [(split_action(a)[0].lower(), [x.lower() for x in split_action(a)[1]])
-              for a in legal]
-    if re.fullmatch(r"[0-9]+", text):
+    text = _unalias(typed, legal, aliases) if aliases else typed
+    parsed = []
+    for a in legal:
+        name, args = split_action(a)
+        parsed.append(_Legal(name.lower(), [x.lower() for x in args],
+                             shown_args(name, args, display or {})))
+
+    def say(k: int) -> str:  # an action as people see it
+        return describe_action(legal[k], {}, display or {})
+
+    if re.fullmatch(r"[0-9]+", typed):
         # ASCII digits only (str.isdigit also takes '²'); a long number is simply out of range.
-        # A number is an action's number in the menu, or the one argument of an action ('30'
-        # for bid(30)): when it could be both, the answer is refused rather than guessed.
-        k = int(text) - 1 if len(text) <= 9 else -1
-        by_arg = _arg_matches(parsed, [text])
-        if 0 <= k < len(legal):
+        # A number is an action's number in the menu, or the one argument of an action that
+        # people see as that number ('30' for bid(30)): when it could be both, the answer is
+        # refused rather than guessed.
+        order = list(range(len(legal))) if numbered is None else numbered
+        n = int(typed) if len(typed) <= 9 else 0
+        k = order[n - 1] if 1 <= n <= len(order) else None
+        by_arg = _arg_matches([_Legal(e.name, [x.lower() for x in e.shown], e.shown)
+                               for e in parsed], [typed])
+        if k is not None:
             if by_arg and by_arg != [k]:
-                raise InputError(f"'{text}' could be action {text}, {legal[k]}, or "
-                                 f"{legal[by_arg[0]]}: type the action's name too")
+                readings = [f"{say(k)} (number {n} in the menu)"] + [say(j) for j in by_arg]
+                raise InputError(f"'{typed}' could be {', '.join(readings[:-1])} or "
+                                 f"{readings[-1]}: type the action's name too")
             return k
         if len(by_arg) == 1:
             return by_arg[0]
-        shown = text if len(text) <= 12 else text[:12] + "..."
-        raise InputError(f"no action numbered {shown} (1-{len(legal)})")
+        if by_arg:
+            raise InputError(f"'{typed}' matches several actions: "
+                             f"{', '.join(say(j) for j in by_arg[:6])}")
+        # what the number can mean instead: the amounts of the groups the menu summarises
+        takes = []
+        for name in dict.fromkeys(e.name for e in parsed):
+            same = [(j, e) for j, e in enumerate(parsed) if e.name == name]
+            if len(same) > LIST_LIMIT:
+                took = _takes(split_action(legal[same[0][0]])[0], [e for _j, e in same])
+                takes += [took] if took is not None else []
+        shown = typed if len(typed) <= 12 else typed[:12] + "..."
+        if not order:
+            raise InputError(f"'{shown}' is not legal now" + (
+                f": {'; '.join(takes)}" if takes else "; type ? for help"))
+        raise InputError(f"no action numbered {shown} "
+                         f"({'only 1' if len(order) == 1 else f'1-{len(order)}'})"
+                         + "".join(f"; {t}" for t in takes))
     if text in legal:
         return legal.index(text)
-    toks = _tokens(text)
-    names = sorted({n for n, _ in parsed})
+    toks = _unpad_tokens(_tokens(text), parsed)
+    if not toks:  # only brackets and commas
+        raise InputError(f"'{typed}' is not legal now; type ? for help")
+    names = sorted({e.name for e in parsed})
     matches: list[int] = []
     name_hits = [n for n in names if n == toks[0]] or [n for n in names if n.startswith(toks[0])]
     if len(name_hits) == 1:
         name, args = name_hits[0], toks[1:]
-        matches = [k for k, (n, a) in enumerate(parsed) if n == name and (a == args or (
-            not args and len([1 for n2, _ in parsed if n2 == name]) == 1))]
+        matches = [k for k, e in enumerate(parsed) if e.name == name and (
+            _fits(args, e.args, e.shown) or (
+                not args and len([1 for e2 in parsed if e2.name == name]) == 1))]
         if not matches and args:
             matches = _arg_matches(parsed, args, name)
         if not matches and not args:
-            count = sum(1 for n, _ in parsed if n == name)
+            count = sum(1 for e in parsed if e.name == name)
             raise InputError(f"{name} needs its parameters ({count} choices); "
                              f"type '? {name}' to list them")
         if not matches:
-            raise InputError(_not_legal(text, name, args, [
-                (k, a) for k, (n, a) in enumerate(parsed) if n == name], legal))
+            raise InputError(_not_legal(typed, name, args, [
+                (k, e) for k, e in enumerate(parsed) if e.name == name], say))
     elif len(name_hits) > 1:
         raise InputError(f"'{toks[0]}' could be {', '.join(name_hits)}")
     if not matches and not name_hits:
@@ -222,9 +317,9 @@ def resolve(answer: str, legal: list[str],
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
-        shown = ", ".join(legal[k] for k in matches[:6])
-        raise InputError(f"'{text}' matches several actions: {shown}")
-    raise InputError(f"'{text}' is not legal now; type ? for help")
+        shown = ", ".join(say(k) for k in matches[:6])
+        raise InputError(f"'{typed}' matches several actions: {shown}")
+    raise InputError(f"'{typed}' is not legal now; type ? for help")
 
 
 def _unalias(text: str, legal: list[str], aliases: Mapping[str, tuple[str, ...]]) -> str:
@@ -244,44 +339,65 @@ def _unalias(text: str, legal: list[str], aliases: Mapping[str, tuple[str, ...]]
     return text
 
 
-def _arg_matches(parsed: list[tuple[str, list[str]]], args: list[str],
-                 name: str | None = None) -> list[int]:
+def _arg_matches(parsed: list[_Legal], args: list[str], name: str | None = None) -> list[int]:
     """The legal actions (of `name`, or of any name) whose arguments are `args`, or whose
     varying arguments are: parameters that every legal action of a name shares may be left
     out (with one plant up for auction, `bid 23` is `bid(P13, 23)`)."""
     out: list[int] = []
-    for nm in sorted({n for n, _ in parsed}) if name is None else [name]:
-        group = [(k, a) for k, (n, a) in enumerate(parsed) if n == nm]
-        exact = [k for k, a in group if a == args]
+    for nm in sorted({e.name for e in parsed}) if name is None else [name]:
+        group = [(k, e) for k, e in enumerate(parsed) if e.name == nm]
+        exact = [k for k, e in group if _fits(args, e.args, e.shown)]
         if exact or not args:
             out += exact
             continue
-        free = [i for i in range(len(group[0][1])) if len({a[i] for _k, a in group}) > 1]
-        if len(args) == len(free) < len(group[0][1]):
-            out += [k for k, a in group if [a[i] for i in free] == args]
+        free = _free(e for _k, e in group)
+        if len(args) == len(free) < len(group[0][1].args):
+            out += [k for k, e in group if _fits(args, [e.args[i] for i in free],
+                                                  [e.shown[i] for i in free])]
     return sorted(out)
 
 
-def _not_legal(text: str, name: str, args: list[str], same: list[tuple[int, list[str]]],
-               legal: list[str]) -> str:
+def _free(same) -> list[int]:
+    """The positions of the arguments that vary among legal actions of one name."""
+    same = list(same)
+    return [i for i in range(len(same[0].args)) if len({e.args[i] for e in same}) > 1]
+
+
+def _takes(name: str, same: list[_Legal]) -> str | None:
+    """What the one parameter that varies among the legal actions of a name takes, as people
+    see it ('bid takes 3..50', 'exempt_player takes P0, P2'), or None (none or several vary,
+    or too many values to list)."""
+    free = _free(same)
+    if len(free) != 1:
+        return None
+    values = list(dict.fromkeys(e.shown[free[0]] for e in same))
+    if all(_is_int(v) for v in values):
+        return f"{name} takes {_int_runs(sorted(int(v) for v in values))}"
+    if len(values) <= LIST_LIMIT:
+        return f"{name} takes {', '.join(values)}"
+    return None
+
+
+def _not_legal(text: str, name: str, args: list[str], same: list[tuple[int, _Legal]],
+               say: Callable[[int], str]) -> str:
     """Why `text` (read as `name args`) names no legal action of that name (`same`: the legal
-    ones, with their indexes): too few arguments for several of them, or which values the one
-    that varies takes."""
+    ones, with their indexes; `say`: an action as people see it): too few arguments for
+    several of them, or which values the one that varies takes."""
     typed = f"'{text}'"
-    begin = [k for k, a in same if len(args) < len(a) and a[:len(args)] == args]
+    begin = [k for k, e in same if len(args) < len(e.args)
+             and _fits(args, e.args[:len(args)], e.shown[:len(args)])]
     if begin:
-        shown = ", ".join(legal[k] for k in begin[:6]) + (", ..." if len(begin) > 6 else "")
+        shown = ", ".join(say(k) for k in begin[:6]) + (", ..." if len(begin) > 6 else "")
         return f"{typed} could be {shown}: give every parameter"
     # the one parameter that varies (with one plant up, bid(P13, 23) varies in its amount)
     first = same[0][1]
-    free = [i for i in range(len(first)) if len({tuple(a)[i] for _k, a in same}) > 1]
-    fixed_ok = len(args) == 1 or (len(args) == len(first) and all(
-        args[i] == first[i] for i in range(len(first)) if i not in free))
-    if len(free) == 1 and fixed_ok:
-        values = [a[free[0]] for _k, a in same]
-        if all(_is_int(v) for v in values):
-            return (f"{typed} is not legal now: {name} takes "
-                    f"{_int_runs(sorted(int(v) for v in values))}")
+    free = _free(e for _k, e in same)
+    fixed_ok = len(args) == 1 or (len(args) == len(first.args) and all(
+        args[i] in (first.args[i], first.shown[i].lower()) for i in range(len(first.args))
+        if i not in free))
+    took = _takes(name, [e for _k, e in same]) if fixed_ok else None
+    if took is not None:
+        return f"{typed} is not legal now: {took}"
     return f"{typed} is not legal now; type '? {name}' to list its choices"
 
 
@@ -656,10 +772,12 @@ matches one action: 'place 5c', 'PLACE 5C', 'dispose 2 4', or just the argument 
 
 def plain_game(session: Session, console, read: Callable[[str], str],
                max_invalid: int | None = MAX_INVALID,
-               clear: Callable[[], None] | None = None, err_console=None) -> bool:
+               clear: Callable[[], None] | None = None, err_console=None,
+               record: str | None = None) -> bool:
     """Run a game in line mode. Returns True when the game ended, False if a person quit.
     Raises EndOfInput when input ends or after `max_invalid` invalid answers in a row (None:
-    no limit, for a person at a terminal)."""
+    no limit, for a person at a terminal). `record`: where the caller writes the game record
+    (`--record`), which a person who quits is told."""
     from rich.rule import Rule
     from rich.text import Text
 
@@ -697,6 +815,9 @@ def plain_game(session: Session, console, read: Callable[[str], str],
         for r in rich_view(session.view(p)):
             console.print(r)
         legal = session.state.legal_actions()
+        groups = group_actions(legal, session.labels, session.display)
+        numbered = menu_numbers(groups)  # the actions the menu numbers, in that order
+        numbers = {k: n for n, k in enumerate(numbered, 1)}
         console.print(Text(f"Your move, {seat_name(p)}:", style="bold"))
         for line in menu_lines(legal, session.labels, session.display):
             console.print(Text(line))
@@ -709,6 +830,8 @@ def plain_game(session: Session, console, read: Callable[[str], str],
             answer = answer.strip()
             low = answer.lower()
             if low in ("q", "quit", "exit"):
+                if record is not None:
+                    console.print(Text(f"the record of the game so far is written to {record}"))
                 return False
             if low in ("?", "help"):
                 console.print(Text(HELP))
@@ -717,13 +840,14 @@ def plain_game(session: Session, console, read: Callable[[str], str],
                 continue
             if low.startswith("? ") or low.startswith("help "):
                 want = low.split(None, 1)[1]
-                groups = [g for g in group_actions(legal, session.labels, session.display)
-                          if g.name == want]
-                if not groups:
+                named = [g for g in groups if g.name == want]
+                if not named:
                     console.print(Text(f"no legal action named {want!r}"))
-                for g in groups:
+                for g in named:
+                    # with the numbers of the menu; a summarised group's options have none
                     console.print(Text("  ".join(
-                        f"{k + 1}: {legal[k]}" + (f" [{' '.join(s)}]" if s != a else "")
+                        (f"{numbers[k]}: " if k in numbers else "") + legal[k]
+                        + (f" [{' '.join(s)}]" if s != a else "")
                         for k, a, s in zip(g.indexes, g.args, g.shown))))
                 continue
             if low == "log":
@@ -741,7 +865,8 @@ def plain_game(session: Session, console, read: Callable[[str], str],
                 console.print(Text(refusal))
                 continue
             try:
-                k = resolve(answer, legal, session.aliases)
+                k = resolve(answer, legal, session.aliases, numbered=numbered,
+                            display=session.display)
             except ValueError as err:
                 invalid += 1
                 (err_console or console).print(Text(f"{err}", style="red"))

@@ -202,13 +202,18 @@ def action_params(program) -> dict[str, list[str]]:
 def arg_display(program) -> dict[str, list[dict[str, str]]]:
     """Action name -> for each parameter, member name -> display name (`Lodz "Łódź"`): what
     people see for an argument (action strings themselves keep the ASCII names). Only
-    members whose display name differs from their name are listed."""
+    members whose display name differs from their name are listed. A player is shown by his
+    seat name, as everywhere else (`1` -> `P1`, viewmodel.seat_name): `exempt_player(P1)`."""
+    seats = {str(p): f"P{p}" for p in range(program.max_players)}
     out: dict[str, list[dict[str, str]]] = {}
     for name, sig in program.action_sigs.items():
         per = []
         for t in sig:
             t = T.strip(t)
             info = program.enums.get(t.name) if t.kind == "enum" else None
+            if t.kind == "player":
+                per.append(dict(seats))
+                continue
             per.append({} if info is None else {m: d for m, d in zip(info.members, info.display)
                                                 if m != d})
         if any(per):

@@ -84,9 +84,12 @@ BIDS = [f"bid(P13, {n})" for n in range(3, 51)] + ["pass_bid()"]
 
 
 @pytest.mark.parametrize("answer, message", [
-    # the menu numbers bid(P13, 32) 30 and pass_bid() 49; a bid of 30 or 49 is as likely meant
-    ("30", "'30' could be action 30, bid(P13, 32), or bid(P13, 30): type the action's name too"),
-    ("49", "'49' could be action 49, pass_bid(), or bid(P13, 49): type the action's name too"),
+    # numbered by their places (as the full-screen table numbers them), bid(P13, 32) is 30 and
+    # pass_bid() 49; a bid of 30 or 49 is as likely meant
+    ("30", "'30' could be bid(P13, 32) (number 30 in the menu) or bid(P13, 30): type the "
+           "action's name too"),
+    ("49", "'49' could be pass_bid() (number 49 in the menu) or bid(P13, 49): type the "
+           "action's name too"),
     ("bid 51", "'bid 51' is not legal now: bid takes 3..50"),
     ("bid 2", "'bid 2' is not legal now: bid takes 3..50"),
 ])
@@ -114,7 +117,7 @@ def test_menu_summarises_a_long_int_range_once():
     legal = [f"bid({n})" for n in range(1, 1001)] + ["no_bid()"]
     lines = menu_lines(legal, {"bid": ["millions"], "no_bid": []})
     assert lines == ["  bid (millions)  1..1000   (type e.g.: bid 1)",
-                     "  no_bid          1001)"]
+                     "  no_bid          1)"]
 
 
 def test_menu_names_parameters_and_numbers_short_groups():
@@ -277,7 +280,7 @@ def test_a_secret_move_shown_as_hidden_is_shown_again_when_revealed():
     # on the next one (the log after it used to keep it "?"; only `log` showed it). (The bid
     # was 220 until the greedy bot's samples began by replaying the hidden deals: bots.py.)
     res = run(["play", PODER, "--players", "human,greedy,random", "--seed", "4"],
-              input="1\n" * 4 + "q\n")
+              input="1\n" * 3 + "bid 1\nq\n")
     hidden, _, after = res.stdout.partition("P2 (random): ?")
     assert "revealed: P2 (random): bid(966)" in after
 
@@ -285,7 +288,7 @@ def test_a_secret_move_shown_as_hidden_is_shown_again_when_revealed():
 def test_replay_step_shows_a_secret_move_when_it_is_revealed(tmp_path):
     record = tmp_path / "poder.json"
     run(["play", PODER, "--players", "human,greedy,random", "--seed", "4",
-         "--record", str(record)], input="1\n" * 4 + "q\n")
+         "--record", str(record)], input="1\n" * 3 + "bid 1\nq\n")
     out = run(["replay", PODER, str(record), "--step", "--seat", "0"], input="").stdout
     hidden, _, after = out.partition("step 30: P2: ?")
     assert "revealed: step 30: P2: bid(966)" in after

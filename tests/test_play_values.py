@@ -145,7 +145,7 @@ def test_a_long_bid_range_is_one_menu_line_and_typed_amounts_are_read(auction):
     assert menu_lines(legal, session.labels, session.display) == [
         "  bid (plant, amount)  188 choices: plant P13; amount 13..200",
         "                       (type e.g.: bid P13 13; '? bid' lists them)",
-        "  pass                 189)"]
+        "  pass                 1)"]
     for typed in ("bid 23", "bid(23)", "bid P13 23", "BID(P13, 23)", "bid(P13,23)"):
         assert legal[resolve(typed, legal, session.aliases)] == "bid(P13, 23)", typed
     for typed, message in (("bid 12", "'bid 12' is not legal now"),
