@@ -844,7 +844,7 @@ def test_view_labels():
     assert labels["bid"] == ["amount"]
     assert labels["open"] == ["plant"]
     assert labels["build"] == ["city"]
-    assert labels["fire"] == ["plant", "coal burned"]
+    assert labels["fire"] == ["plant", "hybrid coal"]
     assert all(name not in ("a", "b", "c", "r", "x", "y")
                for params in labels.values() for name in params)
 
