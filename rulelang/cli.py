@@ -53,11 +53,15 @@ def _get_loader(ctx: click.Context) -> Callable[..., Any]:
 def _open_session(make: Callable[[], Any]) -> Any:
     """make() (a play Session), or exit: a rules error with its code, a bad request (ValueError)
     as usage, an unreadable file (OSError) as a failure."""
+    from rulelang.bots import BotError
+
     rules_errors, _ = _engine_errors()
     try:
         return make()
     except rules_errors as exc:
         _rules_fail(exc)
+    except (BotError, sim.PolicyError) as exc:  # a bot seated first that failed to move
+        _fail(_error_text(exc), X.FAILURE)
     except ValueError as exc:
         _fail(_error_text(exc), X.USAGE)
     except OSError as exc:
@@ -488,6 +492,7 @@ def play(
     tui: bool,
 ) -> None:
     """Play FILE at the terminal; each person sees only his own observation."""
+    from rulelang.bots import BotError as bot_error
     from rulelang.play import MAX_INVALID, EndOfInput, Session, plain_game
 
     obj = ctx.find_root().obj
@@ -562,6 +567,9 @@ def play(
         write_record()
         click.echo(_error_text(exc), err=True)
         sys.exit(X.FAULT)
+    except (bot_error, sim.PolicyError) as exc:  # a user policy that raised or answered badly
+        write_record()
+        _fail(_error_text(exc), X.FAILURE)
     write_record()
     if not finished:
         err.print(Text("game abandoned"))

@@ -506,7 +506,10 @@ class Session:
             if p == CHANCE:
                 self._apply(sim.pick_chance(self.rng, self.state))
             elif p in self.bots:
-                self._apply(self.bots[p].choose(self.state))
+                bot = self.bots[p]
+                # a user policy that raises is named with its own frames (sim.PolicyError)
+                self._apply(sim.policy_choice(bot, self.state) if bot.kind == "policy"
+                            else bot.choose(self.state))
             elif self.kinds[p] != "human":
                 self._apply(sim.pick_random_action(self.rng, self.state, self.game.end_actions))
             elif self.auto_forced and self.state.num_choices() == 1:

@@ -512,7 +512,7 @@ def _play_random_strided(game: Any, state: Any, rng: random.Random, seed: int, i
                       progress=game_progress(game, state))
 
 
-def _policy_choice(bot: Any, state: Any) -> int:
+def policy_choice(bot: Any, state: Any) -> int:
     """The choice of a user policy's seat. An exception the policy raises becomes a
     PolicyError naming it; its bad answers (BotError) and the rules' faults pass as they are."""
     from rulelang.bots import BotError
@@ -694,7 +694,7 @@ def play_game(
                 if bot is None:
                     k = pick_random_action(rng, state, end_actions)
                 elif bot.kind == "policy":
-                    k = _policy_choice(bot, state)
+                    k = policy_choice(bot, state)
                 else:
                     k = bot.choose(state)
                 decisions += 1

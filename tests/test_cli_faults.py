@@ -17,6 +17,8 @@ from rulelang import exitcodes as X
 from rulelang import sim
 from rulelang.cli import cli
 
+ACQUIRE = Path(__file__).resolve().parent.parent / "rules" / "acquire.rules"
+
 # Every take of 20 divides by zero at line 10 (column 21): game 40 of seed 0 is the first to
 # take it. `cheap=false` makes a take cost `price` out of 3, so at price 4 and up no take is
 # legal and the first decision faults.
@@ -367,3 +369,19 @@ def test_simulate_labels_its_plus_minus_as_a_standard_deviation():
         ["games/s", "decisions/s", "elapsed", "game length (decisions): mean ± sd [min, max]",
          "chance events per game: mean ± sd"],
         ["10.00", "100", "0.50 s (1 job)", "205.0 ± 26.7  [44, 259]", "9.0 ± 1.5"]]
+
+
+def test_play_reports_a_raising_policy_without_a_traceback(tmp_path, monkeypatch):
+    # `rulelang play` printed the whole traceback through rulelang and click, and exited 0
+    (tmp_path / "s19pol.py").write_text(
+        "def boom(state, seat, rng):\n    raise RuntimeError('my bug')\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    record = tmp_path / "game.json"
+    for seats in ("human,s19pol:boom,random", "s19pol:boom,human,random"):
+        res = CliRunner().invoke(cli, ["play", str(ACQUIRE), "-p", seats, "--seed", "1",
+                                       "--record", str(record)], input="1\n" * 3)
+        err = res.stderr
+        assert res.exit_code == X.FAILURE, (seats, res.output)
+        assert "error: policy s19pol:boom raised RuntimeError: my bug\n" in err, err
+        assert 'in boom\n    raise RuntimeError(\'my bug\')' in err and "click" not in err
+        assert "Traceback" not in err
