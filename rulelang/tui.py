@@ -6,12 +6,16 @@ seat, and the legal actions as a list filtered by what is typed, written as line
 appears. Enter plays the highlighted action (with an empty entry, or once the arrow keys moved
 the highlight), else the typed action (any form line mode takes, or `bid 250`), else the one
 action the typed text leaves in the list; picking a summarised group ("bid 1..1000") puts its
-name in the entry so only the amount remains to type. `?` shows the help and `? NAME` lists
-every option of one action in the list, as in line mode. The view gets the width its boards and
-tables need (the side panel shrinks first; on a small terminal narrower cells and wrapped
-headers, then sideways scrolling: no word of a table is cut). Forced moves are applied with a
-notice, undo works against bots, ctrl+s saves a record to resume with `--resume`, and between
-two people a hand-off screen hides everything until the next one is ready.
+name in the entry so only the amount remains to type. The actions are numbered as line mode
+numbers them (play.menu_numbers: a summarised group's options have no number), and a typed
+answer is read as line mode reads it: a number is only ever one the list shows, or an argument
+people see as that number (never the one action a number leaves in the list). `?` shows the
+help and `? NAME` lists every option of one action in the list, as in line mode, with its number
+if it has one. The view gets the width its boards and tables need (the side panel shrinks
+first; on a small terminal narrower cells and wrapped headers, then sideways scrolling: no word
+of a table is cut). Forced moves are applied with a notice, undo works against bots, ctrl+s
+saves a record to resume with `--resume`, and between two people a hand-off screen hides
+everything until the next one is ready.
 """
 
 from __future__ import annotations
@@ -37,10 +41,12 @@ from textual.widgets.option_list import Option
 
 from rulelang.play import (
     LIST_LIMIT,
+    Group,
     InputError,
     Session,
     describe_group,
     group_actions,
+    menu_numbers,
     resolve,
     rich_view,
 )
@@ -55,15 +61,22 @@ SCROLLBAR = 1  # the view's vertical scrollbar (#view in TableApp.CSS)
 TUI_HELP = """\
 Enter plays the highlighted action: the first one when the list appears; the up and down keys
 move the highlight. Or type: the list keeps the actions that match, and Enter plays the typed
-action, in any form line mode takes ('place 5c', 'PLACE(5C)', 'bid 250', or just the argument
-'5c'), else the one action left in the list. A long group ('bid (millions)  1..1000') is one
-entry: picking it puts its name in the entry, and you type the amount.
+action, in any form line mode takes (its number in the list, 'place 5c', 'PLACE(5C)',
+'bid 250', 'exempt_player P0', or just the argument '5c'), else the one action left in the
+list. A number is only ever one the list shows, or an amount ('250'). A long group
+('bid (millions)  1..1000') is one entry, its options without numbers: picking it puts its
+name in the entry, and you type the amount.
   ?          this help
-  ? NAME     list every option of one action (e.g. '? bid'); pick one, or type its number
+  ? NAME     list every option of one action (e.g. '? bid'); pick one, or type it
   ctrl+z     take back your last move (only against bots)
   ctrl+s     save the record; continue it with --resume
   ctrl+q     leave the game
 Escape or Enter closes this help."""
+
+
+def _is_number(text: str) -> bool:
+    """A bare number (ASCII digits), which play.resolve reads only as a number on screen."""
+    return re.fullmatch(r"[0-9]+", text.strip()) is not None
 
 
 def _words(text: str) -> str:
@@ -228,6 +241,9 @@ class TableApp(App[bool]):
         self.seen: dict[int, int] = {p: 0 for p in session.humans()}
         self.showing: int | None = None  # the seat whose screen is shown
         self.legal: list[str] = []
+        self.groups: list[Group] = []  # the legal actions grouped as line mode groups them
+        self.numbered: list[int] = []  # the actions the list numbers, in that order
+        self.numbers: dict[int, int] = {}  # legal index -> its number in the list
         self.log_shown: list[str] = []  # the log lines on screen (a Static reflows on resize)
         self.picked = False  # the player moved the list's highlight since the last keystroke
         self.unfolded: set[str] = set()  # long groups listed option by option ('? NAME')
@@ -335,6 +351,10 @@ class TableApp(App[bool]):
         self.query_one("#status", Static).update(Text(s.status(p), style="bold"))
         self.show_view(s.view(p))
         self.legal = s.state.legal_actions()
+        self.groups = group_actions(self.legal, s.labels, s.display)
+        # numbered as line mode numbers its menu: what a typed number means (resolve)
+        self.numbered = menu_numbers(self.groups)
+        self.numbers = {k: n for n, k in enumerate(self.numbered, 1)}
         self.unfolded = set()
         entry = self.query_one("#entry", Input)
         entry.value = ""
@@ -344,23 +364,25 @@ class TableApp(App[bool]):
     def fill_actions(self, text: str) -> None:
         """List the legal actions the typed text matches: written as line mode writes them
         (Session.describe), matched on that, on the plain form (`pay 1 false`) and the number.
-        A group too long to list is one entry, line mode's summary (play.describe_group),
-        unless '? NAME' unfolded it. Help ('? bid') filters nothing. The first entry is
-        highlighted (what Enter plays), unless the text leaves several."""
+        The numbers are line mode's (self.numbers). A group too long to list is one entry,
+        line mode's summary (play.describe_group), unless '? NAME' unfolded it: its options
+        then have no number, as in line mode. Help ('? bid') filters nothing. The first entry
+        is highlighted (what Enter plays), unless the text leaves several."""
         opts = self.query_one("#actions", OptionList)
         opts.clear_options()
         self.picked = False
         self.filtered = text
         want = "" if _is_help(text) else _words(text)
-        for g in group_actions(self.legal, self.session.labels, self.session.display):
+        for g in self.groups:
             if len(g.indexes) > LIST_LIMIT and g.name not in self.unfolded:
                 if not want or g.name.startswith(want.split()[0]):
                     summary = "\n".join(line.strip() for line in describe_group(g))
                     opts.add_option(Option(summary, id=f"group:{g.name}"))
                 continue
             for k in g.indexes:
-                label = f"{k + 1}. {self.session.describe(self.legal[k])}"
-                keys = (_words(label), _words(f"{k + 1} {self.legal[k]}"))
+                number = f"{self.numbers[k]}. " if k in self.numbers else ""
+                label = number + self.session.describe(self.legal[k])
+                keys = (_words(label), _words(number + self.legal[k]))
                 if not want or any(want in key for key in keys):
                     opts.add_option(Option(label, id=f"action:{k}"))
         if opts.option_count and (not want or self.only_option() is not None):
@@ -402,7 +424,9 @@ class TableApp(App[bool]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Enter answers '?' and '? NAME'; else plays the highlighted entry (with an empty
         entry, or picked with the arrow keys); else the typed action, in any form line mode
-        takes; else the one action the typed text leaves in the list."""
+        takes, read as line mode reads it (a number is one the list shows, or an argument
+        shown as that number); else the one action the typed text, unless a bare number,
+        leaves in the list."""
         if not self.legal:
             return
         text = event.value.strip()
@@ -414,9 +438,12 @@ class TableApp(App[bool]):
             self.choose(opts.get_option_at_index(opts.highlighted))
             return
         try:
-            k = resolve(text, self.legal, self.session.aliases)
+            k = resolve(text, self.legal, self.session.aliases, numbered=self.numbered,
+                        display=self.session.display)
         except InputError as err:
-            only = self.only_option()
+            # a bare number means what it means in line mode, never the one action whose
+            # words it is part of ('5' is no lobby(500), '25' no lobby(2500))
+            only = None if _is_number(text) else self.only_option()
             kind = (only.id or "").partition(":")[0] if only is not None else ""
             # a summarised group fills the entry with its name: only when that loses nothing
             if only is not None and (kind == "action" or len(_words(text).split()) == 1):
@@ -428,15 +455,15 @@ class TableApp(App[bool]):
 
     def help(self, text: str) -> None:
         """'?': the help (TUI_HELP) over the table. '? NAME': every option of that legal
-        action in the list, numbered as line mode numbers them, the first one highlighted."""
+        action in the list, with its number in line mode's menu if it has one (a summarised
+        group's options have none), the first one highlighted."""
         words = text.split(None, 1)
         if len(words) == 1:
             self.query_one("#entry", Input).value = ""
             self.push_screen(HelpScreen())
             return
         want = words[1].strip().lower()
-        groups = [g for g in group_actions(self.legal, self.session.labels,
-                                           self.session.display) if g.name.lower() == want]
+        groups = [g for g in self.groups if g.name.lower() == want]
         if not groups:
             self.notify(f"no legal action named {want!r}", severity="warning")
             return
@@ -448,8 +475,11 @@ class TableApp(App[bool]):
         opts.highlighted = opts.get_option_index(f"action:{groups[0].indexes[0]}")
         self.picked = True
         count = sum(len(g.indexes) for g in groups)
-        self.notify(f"{groups[0].name}: {count} option{'s' if count != 1 else ''} listed; "
-                    "Enter plays the highlighted one, or type its number")
+        first = groups[0]
+        typed = ("type its number" if first.indexes[0] in self.numbers
+                 else f"type it ({first.name} {' '.join(first.args[0])})")
+        self.notify(f"{first.name}: {count} option{'s' if count != 1 else ''} listed; "
+                    f"Enter plays the highlighted one, or {typed}")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.choose(event.option)

@@ -37,6 +37,7 @@ from rulelang.play import (
     Session,
     describe_group,
     group_actions,
+    menu_numbers,
     resolve,
 )
 from rulelang.viewmodel import seat_name
@@ -45,12 +46,14 @@ from rulelang.viewmodel import seat_name
 WEB_HELP = (
     "Click an action's button to play it. A long group (bid 1..1000) has its own field: "
     "type the value there (250) and press its play button.",
-    "Or type any action in the box and press Enter: the action itself (place(5C)), or a "
-    "looser form that matches one action: 'place 5c', 'PLACE 5C', 'dispose 2 4', "
-    "'bid 250', or just the argument ('5c'). Display names work too.",
+    "Or type any action in the box and press Enter: its number on its button (3), the action "
+    "itself (place(5C)), or a looser form that matches one action: 'place 5c', 'PLACE 5C', "
+    "'dispose 2 4', 'bid 250', 'exempt_player P0', or just the argument ('5c'). Display names "
+    "work too. A number is only ever one a button shows, or an amount ('250'): a long group's "
+    "options have no number.",
     "?  this help (also the ? button)",
-    "? NAME  every option of one action, numbered (e.g. '? bid'); type a number to play "
-    "that option",
+    "? NAME  every option of one action (e.g. '? bid'), with its number if it has one; type "
+    "the number, or the option, to play it",
     "undo  take back your last move, and the bots' moves after it (also the undo button, or "
     "the u key when you are not typing in a field). Only against bots, and not past a chance "
     "draw, another player's secret move or a reveal since your move: the button is then "
@@ -64,6 +67,13 @@ BAD_MESSAGE = ('a message must be a JSON object: {"answer": "TEXT"}, {"index": N
                '{"undo": true} or {"leave": true}')
 
 MAX_ANSWER = 1000  # characters of a typed answer
+
+
+def menu(session: Session, legal: list[str]) -> tuple[list[Group], dict[int, int]]:
+    """The legal actions grouped as line mode's menu groups them, and the number each one the
+    menu numbers gets (legal index -> 1, 2, ...: play.menu_numbers), shown on its button."""
+    groups = group_actions(legal, session.labels, session.display)
+    return groups, {k: n for n, k in enumerate(menu_numbers(groups), 1)}
 
 
 def group_summary(g: Group) -> str:
@@ -151,11 +161,13 @@ class WebTable:
             "undo_refusal": refusal,
         }
         if mine:
-            legal = st.legal_actions()
-            for g in group_actions(legal, s.labels, s.display):
+            groups, numbers = menu(s, st.legal_actions())
+            for g in groups:
                 entry: dict[str, Any] = {"name": g.name, "labels": g.labels}
                 if len(g.indexes) <= LIST_LIMIT:
                     entry["options"] = [[k, " ".join(a)] for k, a in zip(g.indexes, g.shown)]
+                    # each option's number, on its button: line mode's menu numbers
+                    entry["numbers"] = [numbers[k] for k in g.indexes]
                 else:
                     entry["count"] = len(g.indexes)
                     entry["summary"] = group_summary(g)  # as line mode: 100..3000 step 100
@@ -173,7 +185,8 @@ class WebTable:
 
     def help(self, p: int, text: str) -> dict[str, Any]:
         """The answer to '?' (how to enter actions here) or '? NAME' (every option of one
-        legal action, numbered as a typed number plays it), as a help or an error message."""
+        legal action, with the number its button shows, if it has one: as line mode's `? NAME`),
+        as a help or an error message."""
         words = text.split(None, 1)
         if len(words) == 1:
             return {"help": list(WEB_HELP)}
@@ -185,17 +198,19 @@ class WebTable:
         if st.is_terminal() or st.current_player != p:
             return {"error": "it is not your turn"}
         legal = st.legal_actions()
-        groups = [g for g in group_actions(legal, self.session.labels, self.session.display)
-                  if g.name.lower() == want]
+        every, numbers = menu(self.session, legal)
+        groups = [g for g in every if g.name.lower() == want]
         if not groups:
             return {"error": f"no legal action named {want!r}"}
         lines = []
         for g in groups:
             named = g.name + (f" ({', '.join(g.labels)})" if g.labels else "")
             count = len(g.indexes)
-            lines.append(f"{named}: {count} option{'s' if count != 1 else ''}; "
-                         "type a number to play that option")
-            lines.extend(f"{k + 1}: {legal[k]}" + (f" [{' '.join(sh)}]" if sh != a else "")
+            typed = ("type a number to play that option" if g.indexes[0] in numbers
+                     else f"type one to play it (e.g. {g.name} {' '.join(g.args[0])})")
+            lines.append(f"{named}: {count} option{'s' if count != 1 else ''}; {typed}")
+            lines.extend((f"{numbers[k]}: " if k in numbers else "") + legal[k]
+                         + (f" [{' '.join(sh)}]" if sh != a else "")
                          for k, a, sh in zip(g.indexes, g.args, g.shown))
         return {"help": lines}
 
@@ -222,7 +237,10 @@ class WebTable:
                         return "answer must be text"
                     if len(answer) > MAX_ANSWER:
                         return f"answer is too long (at most {MAX_ANSWER} characters)"
-                    k = resolve(answer, legal, self.session.aliases)
+                    # read as line mode reads it: a number is one a button shows (menu)
+                    s = self.session
+                    k = resolve(answer, legal, s.aliases, display=s.display,
+                                numbered=menu_numbers(group_actions(legal, s.labels, s.display)))
             except (InputError, ValueError, TypeError) as err:
                 return str(err)
             self.session.play(p, k)
@@ -437,6 +455,7 @@ table.board th { font-size: .75rem; color: #777; background: #f0ede6; padding: 0
 table.board td.empty { color: #bbb; }
 .show { margin: .2rem 0; } .show b { margin-right: .4rem; }
 .group { margin: .3rem 0; } .group .name { font-weight: 600; margin-right: .4rem; }
+button .num { color: #777; font-size: .8rem; }
 button { margin: .1rem; padding: .2rem .5rem; cursor: pointer; }
 #typed { display: flex; gap: .3rem; margin-top: .3rem; }
 #typed input { flex: 1; min-width: 0; }
@@ -561,9 +580,11 @@ function render(m) {
     const d = el("div", {className: "group"});
     d.append(el("span", {className: "name"},
                 g.name + (g.labels.length ? " (" + g.labels.join(", ") + ")" : "")));
-    if (g.options) { for (const [k, args] of g.options)
-        d.append(el("button", {onclick: () => send({index: k}), className: "act"},
-                    args || g.name)); }
+    if (g.options) { g.options.forEach(([k, args], i) => {
+        // its number, as line mode numbers its menu: what a typed number plays
+        const b = el("button", {onclick: () => send({index: k}), className: "act"});
+        b.append(el("span", {className: "num"}, g.numbers[i] + ")"), " " + (args || g.name));
+        d.append(b); }); }
     else { const inp = el("input", {size: 10, placeholder: g.example});
       d.append(el("span", {className: "range", title: g.count + " choices"}, g.summary + " "),
                inp,

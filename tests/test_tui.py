@@ -224,16 +224,17 @@ def test_tui_question_mark_shows_the_help_and_lists_a_groups_options():
             assert not isinstance(app.screen, HelpScreen)
             assert app.query_one("#entry").value == "" and options(app) == listed
             assert len(session.state.history) == 3  # nothing played
-            # '? NAME': every option of that action in the list, numbered as a number plays it
+            # '? NAME': every option of that action in the list; as in line mode, a summarised
+            # group's options have no number
             await type_text(pilot, "? lobby")
             assert options(app) == listed
             await pilot.press("enter")
             await pilot.pause()
-            assert options(app)[:2] == ["1. lobby(100)", "2. lobby(200)"]
-            assert len(options(app)) == 30 and options(app)[-1] == "30. lobby(3000)"
-            assert highlighted(app) == "1. lobby(100)"
+            assert options(app)[:2] == ["lobby(100)", "lobby(200)"]
+            assert len(options(app)) == 30 and options(app)[-1] == "lobby(3000)"
+            assert highlighted(app) == "lobby(100)"
             assert notices(app)[-1] == ("lobby: 30 options listed; Enter plays the highlighted "
-                                        "one, or type its number")
+                                        "one, or type it (lobby 100)")
             await type_text(pilot, "? nosuch")
             await pilot.press("enter")
             await pilot.pause()
@@ -241,7 +242,14 @@ def test_tui_question_mark_shows_the_help_and_lists_a_groups_options():
             assert not any("is not legal now" in n for n in notices(app))
             for _ in "? nosuch":
                 await pilot.press("backspace")
-            await type_text(pilot, "25")  # a number from the list plays that option
+            # a bare number is not the one option whose words it is part of: line mode's refusal
+            await type_text(pilot, "25")
+            assert options(app) == ["lobby(2500)"]
+            await pilot.press("enter")
+            await pilot.pause()
+            assert notices(app)[-1] == "'25' is not legal now: lobby takes 100..3000 step 100"
+            assert len(session.state.history) == 3
+            await type_text(pilot, "00")  # the amount, as the list shows it
             await pilot.press("enter")
             await pilot.pause()
             assert session.state.history[-1] == "lobby(2500)"
@@ -278,5 +286,107 @@ def test_tui_view_tables_keep_every_word_whole_at_120_and_100_columns(width):
                     for words in view), text
                 side = app.query_one("#side").size.width  # the log and the actions
                 assert side == 28, side
+            await pilot.press("ctrl+q")
+    asyncio.run(go())
+
+
+POWERGRID = str(ROOT / "rules" / "powergrid.rules")
+
+
+async def answer(pilot, text: str) -> None:
+    """Type `text` in an empty entry and press Enter."""
+    await type_text(pilot, text)
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def clear(pilot, app: TableApp) -> None:
+    for _ in app.query_one("#entry").value:
+        await pilot.press("backspace")
+    await pilot.pause()
+
+
+def test_tui_a_bare_number_is_never_an_option_the_list_does_not_number():
+    # Pola Naftowe's lobby is one summarised entry, numbered nothing: `5` bid a sealed
+    # lobby(500) nobody could see (the fifth legal action); now line mode's message
+    async def go():
+        session = Session(POLA, ["human", "human", "random"], seed=5)
+        app = TableApp(session)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            for number in ("5", "30"):
+                await answer(pilot, number)
+                assert notices(app)[-1] == (f"'{number}' is not legal now: lobby takes "
+                                            "100..3000 step 100")
+                await clear(pilot, app)
+            assert len(session.state.history) == 3  # nothing played
+            await answer(pilot, "500")  # the amount itself
+            assert session.state.history[3] == "lobby(500)"
+            await pilot.press("ctrl+q")
+    asyncio.run(go())
+
+
+def test_tui_numbers_the_list_as_line_mode_does_and_a_number_plays_the_one_shown():
+    # Power Grid, seed 1: P1 answers P0's bid of 34. The bids are one summarised entry, so
+    # pass_bid is numbered 1 as in line mode (it was 17, and `1` played bid(35))
+    async def go():
+        session = Session(POWERGRID, ["random", "human", "random"], seed=1)
+        app = TableApp(session)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            assert options(app) == ["bid (amount)  35..50   (type e.g.: bid 35)",
+                                    "1. pass_bid()"]
+            await answer(pilot, "6")
+            assert notices(app)[-1] == "no action numbered 6 (only 1); bid takes 35..50"
+            await clear(pilot, app)
+            # '? bid' unfolds the bids, numbered nothing; pass_bid keeps its number
+            await answer(pilot, "? bid")
+            assert options(app)[:2] == ["bid(35)", "bid(36)"]
+            assert options(app)[-1] == "1. pass_bid()" and len(options(app)) == 17
+            assert session.state.history[-1] == "bid(34)"
+            await answer(pilot, "1")
+            history = session.state.history
+            assert history[history.index("bid(34)") + 1] == "pass_bid()"
+            await pilot.press("ctrl+q")
+    asyncio.run(go())
+
+
+# Pola Naftowe, seed 11, two greedy bots: after P0's lobby of 1200 wins, P0 names the player
+# exempt from the event
+POLA_11 = dict(seed=11, params={"rounds": 2})
+
+
+def test_tui_a_player_is_shown_and_typed_by_his_seat_name():
+    async def go():
+        session = Session(POLA, ["human", "greedy", "greedy"], **POLA_11)
+        app = TableApp(session)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            await answer(pilot, "lobby 1200")
+            assert options(app) == ["1. exempt_player(P0)", "2. exempt_player(P1)",
+                                    "3. exempt_player(P2)", "4. exempt_nobody()"]
+            await answer(pilot, "exempt_player P7")
+            assert notices(app)[-1] == ("'exempt_player P7' is not legal now: exempt_player "
+                                        "takes P0, P1, P2")
+            await clear(pilot, app)
+            await answer(pilot, "exempt_player P0")
+            assert "exempt_player(0)" in session.state.history  # the engine's action string
+            assert "P0 (you): exempt_player(P0)" in log_text(app)
+            await pilot.press("ctrl+q")
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("typed, action", [
+    ("p2", "exempt_player(2)"), ("2", "exempt_player(1)"), ("4", "exempt_nobody()")])
+def test_tui_a_seat_name_or_a_number_in_the_list_plays_that_action(typed, action):
+    async def go():
+        session = Session(POLA, ["human", "greedy", "greedy"], **POLA_11)
+        app = TableApp(session)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            await answer(pilot, "lobby 1200")
+            at = len(session.state.history)
+            await answer(pilot, typed)
+            assert session.state.history[at] == action
             await pilot.press("ctrl+q")
     asyncio.run(go())

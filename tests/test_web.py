@@ -139,18 +139,112 @@ def test_question_mark_shows_the_browser_help_and_the_options_of_one_action():
         assert ws0.receive_json() == {"error": "no legal action named 'nosuch'"}
         ws0.send_json({"answer": "? lobby"})
         lines = ws0.receive_json()["help"]
-        assert lines[:3] == ["lobby (amount): 30 options; type a number to play that option",
-                             "1: lobby(100)", "2: lobby(200)"]
-        assert lines[-1] == "30: lobby(3000)" and len(lines) == 31
+        # as line mode lists them: a summarised group's options have no number
+        assert lines[:3] == ["lobby (amount): 30 options; type one to play it (e.g. lobby 100)",
+                             "lobby(100)", "lobby(200)"]
+        assert lines[-1] == "lobby(3000)" and len(lines) == 31
         # every error that points at help (whatever its wording in play.py) gets help here
         hinted = 0
         for answer in ("zzz", "lobby"):
             ws0.send_json({"answer": answer})
             hinted += _follow_hints(ws0, ws0.receive_json()["error"])
         assert hinted >= 1
-        ws0.send_json({"answer": "2"})  # a number from the '? lobby' list plays that option
+        ws0.send_json({"answer": "2"})  # not the second option, which has no number
+        assert ws0.receive_json() == {
+            "error": "'2' is not legal now: lobby takes 100..3000 step 100"}
+        ws0.send_json({"answer": "200"})  # the amount, as the list shows it
         ws0.receive_json()
         assert session.state.history[-1] == "lobby(200)"
+
+
+# ----------------------------------------------------------- typed answers, as in line mode
+
+
+def test_a_bare_number_is_never_an_option_the_page_does_not_number():
+    # Pola Naftowe's lobby is one summarised group, no button numbered: `5` bid a sealed
+    # lobby(500) nobody could see (the fifth legal action); now line mode's message
+    session = Session(rules("polanaftowe"), ["human", "human", "random"], seed=5)
+    app = create_app(session)
+    before = list(session.state.history)
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{_token(app, 0)}") as ws:
+        ws.receive_json()
+        for answer in ("5", "30"):
+            ws.send_json({"answer": answer})
+            assert ws.receive_json() == {
+                "error": f"'{answer}' is not legal now: lobby takes 100..3000 step 100"}
+        assert session.state.history == before
+        ws.send_json({"answer": "500"})  # the amount itself
+        ws.receive_json()
+        assert session.state.history[-1] == "lobby(500)"
+
+
+def test_a_number_is_the_one_its_button_shows():
+    # Power Grid, seed 1: P1 answers P0's bid of 34. The bids are one summarised group, so
+    # pass_bid's button is numbered 1 (it was the 17th legal action, and `1` was bid(35))
+    session = Session(rules("powergrid"), ["random", "human", "random"], seed=1)
+    app = create_app(session)
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{_token(app, 1)}") as ws:
+        menu = ws.receive_json()["menu"]
+        assert menu[1] == {"name": "pass_bid", "labels": [], "options": [[16, ""]],
+                           "numbers": [1]}
+        assert "numbers" not in menu[0] and menu[0]["summary"] == "35..50"
+        ws.send_json({"answer": "6"})
+        assert ws.receive_json() == {"error": "no action numbered 6 (only 1); bid takes 35..50"}
+        ws.send_json({"answer": "? bid"})
+        lines = ws.receive_json()["help"]
+        assert lines[:2] == ["bid (amount): 16 options; type one to play it (e.g. bid 35)",
+                             "bid(35)"]
+        ws.send_json({"answer": "? pass_bid"})
+        assert ws.receive_json()["help"] == [
+            "pass_bid: 1 option; type a number to play that option", "1: pass_bid()"]
+        assert session.state.history[-1] == "bid(34)"
+        ws.send_json({"answer": "1"})
+        ws.receive_json()
+        assert session.state.history[session.state.history.index("bid(34)") + 1] == "pass_bid()"
+
+
+# Pola Naftowe, seed 11, two greedy bots: after P0's lobby of 1200 wins, P0 names the player
+# exempt from the event: `exempt_player (player)  1) P0   2) P1   3) P2`, `exempt_nobody  4)`
+POLA_11 = dict(seed=11, params={"rounds": 2})
+
+
+def test_a_player_is_shown_and_typed_by_his_seat_name():
+    session = Session(rules("polanaftowe"), ["human", "greedy", "greedy"], **POLA_11)
+    app = create_app(session)
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{_token(app, 0)}") as ws:
+        ws.receive_json()
+        ws.send_json({"answer": "lobby 1200"})
+        menu = ws.receive_json()["menu"]
+        assert menu == [
+            {"name": "exempt_player", "labels": ["player"],
+             "options": [[0, "P0"], [1, "P1"], [2, "P2"]], "numbers": [1, 2, 3]},
+            {"name": "exempt_nobody", "labels": [], "options": [[3, ""]], "numbers": [4]}]
+        ws.send_json({"answer": "? exempt_player"})
+        assert ws.receive_json()["help"][1:] == [
+            "1: exempt_player(0) [P0]", "2: exempt_player(1) [P1]", "3: exempt_player(2) [P2]"]
+        ws.send_json({"answer": "exempt_player P7"})
+        assert ws.receive_json() == {
+            "error": "'exempt_player P7' is not legal now: exempt_player takes P0, P1, P2"}
+        ws.send_json({"answer": "exempt_player P0"})
+        ws.receive_json()
+        assert "exempt_player(0)" in session.state.history  # the engine's action string
+        assert "P0 (you): exempt_player(P0)" in session.log_lines(0)
+
+
+@pytest.mark.parametrize("answer, action", [
+    ("p2", "exempt_player(2)"), ("exempt_player p1", "exempt_player(1)"),
+    ("2", "exempt_player(1)"), ("4", "exempt_nobody()")])
+def test_a_seat_name_or_a_button_number_plays_that_action(answer, action):
+    session = Session(rules("polanaftowe"), ["human", "greedy", "greedy"], **POLA_11)
+    app = create_app(session)
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{_token(app, 0)}") as ws:
+        ws.receive_json()
+        ws.send_json({"answer": "lobby 1200"})
+        ws.receive_json()
+        at = len(session.state.history)
+        ws.send_json({"answer": answer})
+        assert "error" not in ws.receive_json()
+        assert session.state.history[at] == action
 
 
 # ---------------------------------------------------------------------------- undo and leave
@@ -477,6 +571,35 @@ def _page_in_node(page: str, tmp_path: Path, prelude: str, scenario: str) -> dic
                          timeout=60)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
+
+
+# The menu's buttons as the page draws them, and what clicking the second one sends.
+_NODE_BUTTONS = """
+ws.onmessage({data: JSON.stringify(MESSAGE)});
+const buttons = $("menu").kids.flatMap(g => g.kids.filter(k => k.tagName === "BUTTON"));
+buttons[1].onclick();
+console.log(JSON.stringify({buttons: buttons.map(b => b.textContent),
+  nums: buttons.map(b => b.kids[0].className), sent: SENT}));
+"""
+
+
+def test_the_buttons_show_line_modes_numbers(tmp_path):
+    if NODE is None:
+        pytest.skip("node is not installed")
+    session = Session(rules("polanaftowe"), ["human", "greedy", "greedy"], **POLA_11)
+    app = create_app(session)
+    token = _token(app, 0)
+    with TestClient(app) as client, client.websocket_connect(f"/ws/{token}") as ws:
+        page = client.get(f"/play/{token}").text
+        ws.receive_json()
+        ws.send_json({"answer": "lobby 1200"})
+        message = ws.receive_json()
+    out = _page_in_node(page, tmp_path, f"const MESSAGE = {json.dumps(message)};",
+                        _NODE_BUTTONS)
+    # as line mode: `exempt_player (player)  1) P0   2) P1   3) P2`, `exempt_nobody  4)`
+    assert out["buttons"] == ["1) P0", "2) P1", "3) P2", "4) exempt_nobody"]
+    assert out["nums"] == ["num"] * 4
+    assert out["sent"] == [{"index": 1}]
 
 
 # The first group of the menu as the page draws it: its text, and its spans.
