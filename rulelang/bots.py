@@ -231,6 +231,7 @@ class Determiniser:
         if secret is not None and secret not in starts:
             starts.append(secret)
         self._starts = starts
+        self._replays = bool(starts)
         self._secret = secret
         self._pinned: frozenset | None = None  # the true state's locals' values (_redeal)
         self._narrow = True
@@ -258,7 +259,7 @@ class Determiniser:
         if not self.hidden:
             return self.state.clone()
         d = None
-        tried = self.base is not None
+        tried = self._replays  # a sample that keeps the truth where a replay was due
         while self.base is not None:
             for _ in range(self.TRIES if self._narrow else self.WIDE_TRIES):
                 d = self._replay(rng)
