@@ -339,7 +339,8 @@ def test_the_limit_error_names_the_form(trap, command):
             "max_collection, max_int_digits, max_loop_steps, got 'max_loops=5'\n") in res.stderr
 
 
-def test_the_run_header_writes_bools_as_the_rules_do(trap):
+def test_the_run_header_writes_bools_as_the_rules_do(trap, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)  # (a set COLUMNS folds the line at its width)
     res = run("simulate", trap, "-p", "2", "-n", "2", "-D", "cheap=false", "-D", "price=3")
     assert res.exit_code == X.OK, res.output
     first = res.stdout.splitlines()[0]

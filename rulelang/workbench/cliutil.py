@@ -202,7 +202,10 @@ def print_tables(console: Console, *renderables: Any) -> None:
     keeps one line per row where Rich would fold its cells at 80 columns."""
     import os
 
-    if console.is_terminal or os.environ.get("COLUMNS"):
+    isatty = getattr(console.file, "isatty", None)
+    if (isatty is not None and isatty()) or os.environ.get("COLUMNS"):
+        # (the file itself: FORCE_COLOR or TTY_COMPATIBLE make Rich treat a pipe as a
+        # terminal of 80 columns)
         console.print(*renderables)
         return
     from rich.measure import Measurement
