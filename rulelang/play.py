@@ -133,8 +133,20 @@ def describe_group(g: Group, width: int = 0, numbers: Mapping[int, int] | None =
         opts = "   ".join(f"{number(k)}) " + " ".join(a) for k, a in zip(g.indexes, people))
         return [f"  {head}  {opts}"]
     if len(g.labels) == 1 and all(_is_int(a[0]) for a in people):
-        values = sorted(int(a[0]) for a in g.args)
-        return [f"  {head}  {_int_runs(values)}   (type e.g.: {g.name} {values[0]})"]
+        first = min(int(a[0]) for a in g.args)
+        return [f"  {head}  {group_summary(g)}   (type e.g.: {g.name} {first})"]
+    # as people see each argument (P1 for a player), where that is one word they can type
+    example = " ".join(s if len(s.split()) == 1 else a for a, s in zip(g.args[0], people[0]))
+    return [f"  {head}  {group_summary(g)}",
+            f"  {''.ljust(width)}  (type e.g.: {g.name} {example}; '? {g.name}' lists them)"]
+
+
+def group_summary(g: Group) -> str:
+    """What a menu says of a group too long to list, after its name: the run of its one int
+    argument (`100..3000 step 100`), or `20 choices: model Duryea, ...; factories 0..2`."""
+    people = g.shown or g.args
+    if len(g.labels) == 1 and all(_is_int(a[0]) for a in people):
+        return _int_runs(sorted(int(a[0]) for a in g.args))
     cols = []
     for i, label in enumerate(g.labels):
         vals = []
@@ -146,10 +158,23 @@ def describe_group(g: Group, width: int = 0, numbers: Mapping[int, int] | None =
         else:
             shown = ", ".join(vals[:8]) + (", ..." if len(vals) > 8 else "")
         cols.append(f"{label} {shown}")
-    # as people see each argument (P1 for a player), where that is one word they can type
-    example = " ".join(s if len(s.split()) == 1 else a for a, s in zip(g.args[0], people[0]))
-    return [f"  {head}  {len(g.indexes)} choices: {'; '.join(cols)}",
-            f"  {''.ljust(width)}  (type e.g.: {g.name} {example}; '? {g.name}' lists them)"]
+    return f"{len(g.indexes)} choices: {'; '.join(cols)}"
+
+
+@dataclass
+class Menu:
+    """A pause's legal actions as every front end offers them (line mode, the full-screen table,
+    the browser): grouped as the menu groups them, and the actions it numbers in the order of
+    their numbers (menu_numbers). A typed number means what it shows (Session.resolve)."""
+
+    legal: list[str]
+    groups: list[Group]
+    numbered: list[int]
+
+    @property
+    def numbers(self) -> dict[int, int]:
+        """Legal index -> the number the menu gives it."""
+        return {k: n for n, k in enumerate(self.numbered, 1)}
 
 
 def _is_int(s: str) -> bool:
@@ -644,6 +669,18 @@ class Session:
     def describe(self, action: str) -> str:
         return describe_action(action, self.labels, self.display)
 
+    def menu(self) -> Menu:
+        """The menu of the pause the game is at."""
+        legal = self.state.legal_actions()
+        groups = group_actions(legal, self.labels, self.display)
+        return Menu(legal, groups, menu_numbers(groups))
+
+    def resolve(self, answer: str, menu: Menu) -> int:
+        """The legal index a person's answer names at `menu` (play.resolve, with this game's
+        display names and the numbers the menu shows); raises InputError."""
+        return resolve(answer, menu.legal, self.aliases, numbered=menu.numbered,
+                       display=self.display)
+
     def record(self, file: str | None = None) -> dict:
         return sim.make_record(self.game, self.state, self.seed, self.digests,
                                file=file or self.path, variant=self.variant, params=self.params)
@@ -817,10 +854,8 @@ def plain_game(session: Session, console, read: Callable[[str], str],
             console.print(Text(f"({len(new) - 30} earlier entries: type 'log')", style="dim"))
         for r in rich_view(session.view(p)):
             console.print(r)
-        legal = session.state.legal_actions()
-        groups = group_actions(legal, session.labels, session.display)
-        numbered = menu_numbers(groups)  # the actions the menu numbers, in that order
-        numbers = {k: n for n, k in enumerate(numbered, 1)}
+        menu = session.menu()
+        legal, groups, numbers = menu.legal, menu.groups, menu.numbers
         console.print(Text(f"Your move, {seat_name(p)}:", style="bold"))
         for line in menu_lines(legal, session.labels, session.display):
             console.print(Text(line))
@@ -868,8 +903,7 @@ def plain_game(session: Session, console, read: Callable[[str], str],
                 console.print(Text(refusal))
                 continue
             try:
-                k = resolve(answer, legal, session.aliases, numbered=numbered,
-                            display=session.display)
+                k = session.resolve(answer, menu)
             except ValueError as err:
                 invalid += 1
                 (err_console or console).print(Text(f"{err}", style="red"))

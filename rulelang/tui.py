@@ -40,14 +40,12 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from rulelang.play import (
-    LIST_LIMIT,
     Group,
     InputError,
+    Menu,
     Session,
     describe_group,
-    group_actions,
-    menu_numbers,
-    resolve,
+    listed,
     rich_view,
 )
 from rulelang.viewmodel import seat_name
@@ -240,9 +238,9 @@ class TableApp(App[bool]):
         self.save_path = save_path
         self.seen: dict[int, int] = {p: 0 for p in session.humans()}
         self.showing: int | None = None  # the seat whose screen is shown
+        self.menu: Menu | None = None  # the pause's menu, as line mode's (Session.menu)
         self.legal: list[str] = []
         self.groups: list[Group] = []  # the legal actions grouped as line mode groups them
-        self.numbered: list[int] = []  # the actions the list numbers, in that order
         self.numbers: dict[int, int] = {}  # legal index -> its number in the list
         self.log_shown: list[str] = []  # the log lines on screen (a Static reflows on resize)
         self.picked = False  # the player moved the list's highlight since the last keystroke
@@ -350,11 +348,9 @@ class TableApp(App[bool]):
         self.showing = p
         self.query_one("#status", Static).update(Text(s.status(p), style="bold"))
         self.show_view(s.view(p))
-        self.legal = s.state.legal_actions()
-        self.groups = group_actions(self.legal, s.labels, s.display)
-        # numbered as line mode numbers its menu: what a typed number means (resolve)
-        self.numbered = menu_numbers(self.groups)
-        self.numbers = {k: n for n, k in enumerate(self.numbered, 1)}
+        # numbered as line mode numbers its menu: what a typed number means (Session.resolve)
+        self.menu = s.menu()
+        self.legal, self.groups, self.numbers = self.menu.legal, self.menu.groups, self.menu.numbers
         self.unfolded = set()
         entry = self.query_one("#entry", Input)
         entry.value = ""
@@ -374,7 +370,7 @@ class TableApp(App[bool]):
         self.filtered = text
         want = "" if _is_help(text) else _words(text)
         for g in self.groups:
-            if len(g.indexes) > LIST_LIMIT and g.name not in self.unfolded:
+            if not listed(g) and g.name not in self.unfolded:
                 if not want or g.name.startswith(want.split()[0]):
                     summary = "\n".join(line.strip() for line in describe_group(g))
                     opts.add_option(Option(summary, id=f"group:{g.name}"))
@@ -438,8 +434,7 @@ class TableApp(App[bool]):
             self.choose(opts.get_option_at_index(opts.highlighted))
             return
         try:
-            k = resolve(text, self.legal, self.session.aliases, numbered=self.numbered,
-                        display=self.session.display)
+            k = self.session.resolve(text, self.menu)
         except InputError as err:
             # a bare number means what it means in line mode, never the one action whose
             # words it is part of ('5' is no lobby(500), '25' no lobby(2500))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import html
 import json
-import re
 import secrets
 import sys
 from pathlib import Path
@@ -30,16 +29,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from rulelang.play import (
-    LIST_LIMIT,
-    Group,
-    InputError,
-    Session,
-    describe_group,
-    group_actions,
-    menu_numbers,
-    resolve,
-)
+from rulelang.play import InputError, Session, group_summary, listed
 from rulelang.viewmodel import seat_name
 
 # What '?' shows in the browser: how to enter actions on this page (docs/play.md, Browser).
@@ -67,23 +57,6 @@ BAD_MESSAGE = ('a message must be a JSON object: {"answer": "TEXT"}, {"index": N
                '{"undo": true} or {"leave": true}')
 
 MAX_ANSWER = 1000  # characters of a typed answer
-
-
-def menu(session: Session, legal: list[str]) -> tuple[list[Group], dict[int, int]]:
-    """The legal actions grouped as line mode's menu groups them, and the number each one the
-    menu numbers gets (legal index -> 1, 2, ...: play.menu_numbers), shown on its button."""
-    groups = group_actions(legal, session.labels, session.display)
-    return groups, {k: n for n, k in enumerate(menu_numbers(groups), 1)}
-
-
-def group_summary(g: Group) -> str:
-    """What line mode's menu says of a group too long to list (play.describe_group), without
-    its name and the typing hint: `100..3000 step 100`, or `20 choices: model Duryea, ...;
-    factories 0..2`."""
-    head = g.name + (f" ({', '.join(g.labels)})" if g.labels else "")
-    line = describe_group(g)[0].strip()
-    line = line[len(head):].strip() if line.startswith(head) else line
-    return re.sub(r"\s*\(type e\.g\.:.*\)$", "", line)
 
 
 class WebTable:
@@ -161,10 +134,11 @@ class WebTable:
             "undo_refusal": refusal,
         }
         if mine:
-            groups, numbers = menu(s, st.legal_actions())
-            for g in groups:
+            menu = s.menu()
+            numbers = menu.numbers
+            for g in menu.groups:
                 entry: dict[str, Any] = {"name": g.name, "labels": g.labels}
-                if len(g.indexes) <= LIST_LIMIT:
+                if listed(g):
                     entry["options"] = [[k, " ".join(a)] for k, a in zip(g.indexes, g.shown)]
                     # each option's number, on its button: line mode's menu numbers
                     entry["numbers"] = [numbers[k] for k in g.indexes]
@@ -197,9 +171,9 @@ class WebTable:
             return {"error": closed}
         if st.is_terminal() or st.current_player != p:
             return {"error": "it is not your turn"}
-        legal = st.legal_actions()
-        every, numbers = menu(self.session, legal)
-        groups = [g for g in every if g.name.lower() == want]
+        menu = self.session.menu()
+        legal, numbers = menu.legal, menu.numbers
+        groups = [g for g in menu.groups if g.name.lower() == want]
         if not groups:
             return {"error": f"no legal action named {want!r}"}
         lines = []
@@ -237,10 +211,8 @@ class WebTable:
                         return "answer must be text"
                     if len(answer) > MAX_ANSWER:
                         return f"answer is too long (at most {MAX_ANSWER} characters)"
-                    # read as line mode reads it: a number is one a button shows (menu)
-                    s = self.session
-                    k = resolve(answer, legal, s.aliases, display=s.display,
-                                numbered=menu_numbers(group_actions(legal, s.labels, s.display)))
+                    # read as line mode reads it: a number is one a button shows
+                    k = self.session.resolve(answer, self.session.menu())
             except (InputError, ValueError, TypeError) as err:
                 return str(err)
             self.session.play(p, k)
