@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,10 @@ def test_the_dask_worker_loader_takes_the_included_files_with_the_text(
                        backend="compiled", players=3, root_seed=2, seats=(), track=False)
     local = sim._run_games(rulelang.load(ROOT / path, backend="compiled"), spec, range(2))
     monkeypatch.chdir(tmp_path)
+    # the worker's temporary folders go to a folder of the test's own, to be counted
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     key = scale._run_key(spec, text, files) + tmp_path.name
     with pytest.raises(rulelang.RulesError, match="E045"):
         scale._dask_batch(spec, text, key + "-bare", range(2))
@@ -147,3 +152,5 @@ def test_the_dask_worker_loader_takes_the_included_files_with_the_text(
     scale._GAMES.pop(key, None)
     assert [(r.index, r.seed, r.scores, r.decisions) for r in remote] == [
         (r.index, r.seed, r.scores, r.decisions) for r in local]
+    # the included files were written for the load and removed after it
+    assert list(temp.iterdir()) == []

@@ -28,39 +28,33 @@ def load_text_rules(text: str, filename: str, variant: str | None = None,
     """rulelang.load_text with rulelang.load's signature order (a picklable loader); includes
     resolve against the file's folder, as rulelang.load resolves them, or, given `files` (each
     included file's path relative to that folder and its bytes: Program.included), against a
-    folder of their own holding those, so that a worker needs neither the file nor its
-    folder (Power Grid includes its maps)."""
+    temporary folder holding those, so that a worker needs neither the file nor its folder
+    (Power Grid includes its maps). The folder is removed once the game is loaded: the files
+    are read while loading only (their contents are in the program and its digest)."""
+    import tempfile
     from pathlib import Path
 
     from rulelang import load_text
 
-    folder = Path(filename).parent if not files else _included_folder(files)
-    return load_text(text, filename, variant=variant, params=params, backend=backend,
-                     include_dir=folder)
+    if not files:
+        return load_text(text, filename, variant=variant, params=params, backend=backend,
+                         include_dir=Path(filename).parent)
+    with tempfile.TemporaryDirectory(prefix="rulelang-include-") as tmp:
+        _write_included(Path(tmp), files)
+        return load_text(text, filename, variant=variant, params=params, backend=backend,
+                         include_dir=Path(tmp))
 
 
-# Per worker process: the folders written for included files, by their contents.
-_FOLDERS: dict[str, Any] = {}
-
-
-def _included_folder(files: tuple[tuple[str, bytes], ...]) -> Any:
+def _write_included(folder: Any, files: tuple[tuple[str, bytes], ...]) -> None:
     import posixpath
-    import tempfile
-    from pathlib import Path
 
-    key = hashlib.sha256(pickle.dumps(files)).hexdigest()
-    folder = _FOLDERS.get(key)
-    if folder is None:
-        folder = Path(tempfile.mkdtemp(prefix="rulelang-include-"))
-        for rel, data in files:
-            parts = posixpath.normpath(rel).split("/")
-            if posixpath.isabs(rel) or ".." in parts:  # (the client's own include check)
-                raise ValueError(f"included file {rel!r} is outside the rules file's folder")
-            path = folder.joinpath(*parts)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-        _FOLDERS[key] = folder
-    return folder
+    for rel, data in files:
+        parts = posixpath.normpath(rel).split("/")
+        if posixpath.isabs(rel) or ".." in parts:  # (the client's own include check)
+            raise ValueError(f"included file {rel!r} is outside the rules file's folder")
+        path = folder.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
 
 
 def _run_key(spec: RunSpec, text: str | None, files: tuple = ()) -> str:
