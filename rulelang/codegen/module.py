@@ -195,6 +195,11 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         loops[pc] = tuple((f"it_{em.names.loop[k]}", f"ix_{em.names.loop[k]}",
                            em.desc(low.loop_elem[k])) for k in ins.loops)
 
+    parse_text, parse_enums = _parse_table(program, low)
+    for name in parse_enums:  # a member's index by its name (reading action strings)
+        constants.append(f"INDEX_{ident(name)} = "
+                         f"{{n: i for i, n in enumerate(NAMES_{ident(name)})}}")
+
     vars_table = tuple((v.name, f"v_{ident(v.name)}", em.desc(program.state_types[v.name]),
                         v.visibility) for v in program.state_vars)
 
@@ -287,7 +292,7 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
         locations=sorted(((v, k) for k, v in em.where.items()),
                          key=lambda x: tuple(map(int, x[0].split("_")[1:]))),
         functions=functions, blocks=blocks, block_table=block_table, pauses=pauses,
-        texts=texts, lists=lists, acts=acts,
+        texts=texts, lists=lists, acts=acts, parse_text=parse_text,
         init=init, all_attrs=all_attrs, cache_attrs=cache_attrs + keyed_attrs + kept_attrs,
         apply_table=[applies.get(pc, "None") for pc in range(len(low.code))],
         clone=clone, clone_fns=clone_fns, clone_table=clone_table,
@@ -313,6 +318,40 @@ def compile_program(program: Program, consts: Constants | None = None) -> str:
     text = text.replace(_HELPERS_MARK, helpers.rstrip("\n"), 1)
     text = wrap_module(share_temporaries(text))
     return text + _line_map(text)
+
+
+def _parse_table(program, low) -> tuple[str, list[str]]:
+    """The text of _PARSE (pc of a decision -> {option name: (option number, the kind of each
+    parameter: INDEX_<enum> for an enum member's name, True for a bool, None for an int or a
+    player)}), which State.apply reads an action string with, and the enums it names. A name
+    two options of a decision share (with its standing options) is left out: such a string is
+    found among the listing's strings, as before."""
+    flat = [opt for sd in program.standing for opt in sd.options]
+    enums: list[str] = []
+
+    def kinds(opt) -> str:
+        out = []
+        for prm in opt.params:
+            t = T.strip(program.slot_types[program.slots[prm]])
+            if t.kind == "enum":
+                if t.name not in enums:
+                    enums.append(t.name)
+                out.append(f"INDEX_{ident(t.name)}")
+            else:
+                out.append("True" if t.kind == "bool" else "None")
+        return _tuple_text(out) if out else "()"
+    pauses = []
+    for pc in low.pauses:
+        ins = low.code[pc]
+        if not isinstance(ins, ChooseAt):
+            continue
+        numbered = [(oi, opt) for oi, opt in enumerate(ins.node.options)]
+        numbered += [(-1 - j, opt) for j, opt in enumerate(flat)]
+        names = [opt.name for _oi, opt in numbered]
+        entries = [f"{ident(opt.name)!r}: ({oi}, {kinds(opt)})" for oi, opt in numbered
+                   if names.count(opt.name) == 1]
+        pauses.append(f"{pc}: {{{', '.join(entries)}}}")
+    return "{" + ", ".join(pauses) + "}", enums
 
 
 def _line_map(text: str) -> str:

@@ -399,6 +399,8 @@ def apply_go(s, acts, k):  # rules:49
 _TEXT = {9: text_go, }
 # pc -> function writing the strings of a decision's listing
 _TEXTS = {9: texts_go, }
+# pc of a decision -> {option name: (option number, each parameter's kind)} (_find_action)
+_PARSE = {9: {'go': (0, ()), 'wait': (1, ())}}
 # pc -> function applying the k-th choice of the pause there
 _APPLY = [None, None, None, None, None, None, None, None, None, apply_go, None, None, None, None,
         None, None, None, None, None, None, None, None, None, ]
@@ -447,6 +449,48 @@ def _where(exc):
             line = tb.tb_lineno
         tb = tb.tb_next
     return f"{SOURCE_NAME}:{_LINEMAP.get(line, 0)}:1"
+
+
+def _find_action(pc, acts, action):
+    """The index of the action string `action` in the listing `acts` of the decision at pc, read
+    from the string itself (its option's name and arguments) so that no string is built per
+    choice (a bid of O Jogo do Poder has a thousand); -1 when it is not found that way (the
+    caller then looks among the listing's strings, which also words the error). A hit is
+    checked by writing the choice's string again, so only the canonical spelling matches."""
+    table = _PARSE.get(pc)
+    i = action.find("(")
+    if table is None or i < 0 or action[-1:] != ")":
+        return -1
+    entry = table.get(action[:i])
+    if entry is None:
+        return -1
+    oi, kinds = entry
+    inner = action[i + 1:-1]
+    parts = inner.split(", ") if inner else []
+    if len(parts) != len(kinds):
+        return -1
+    args = []
+    for part, kind in zip(parts, kinds):
+        if kind is None:  # an int or a player
+            try:
+                v = int(part)
+            except ValueError:
+                return -1
+        elif kind is True:
+            if part not in ("true", "false"):
+                return -1
+            v = part == "true"
+        else:  # an enum member's index by its name
+            v = kind.get(part)
+            if v is None:
+                return -1
+        args.append(v)
+    pair = (oi, tuple(args))
+    try:
+        k = acts.index(pair)
+    except ValueError:
+        return -1
+    return k if _TEXT[pc](oi, pair[1]) == action else -1
 
 
 def _init(s):
@@ -535,6 +579,11 @@ class State:
         return self._endk  # (-1 at a chance node and at the end)
 
     def apply(self, action):
+        if self.current_player >= 0 and type(action) is str:
+            k = _find_action(self.pc, self._acts, action)
+            if k >= 0:
+                self.apply_index(k)
+                return
         if self.current_player == TERMINAL:
             raise IllegalAction(f"the game is over; cannot apply {action!r}")
         if self.current_player >= 0:
@@ -892,4 +941,5 @@ _LINEMAP = {227: 35, 228: 36, 229: 39, 230: 39, 231: 39, 232: 39, 233: 39, 234: 
         386: 54, 387: 54, 388: 54, 389: 54, 390: 54, 391: 54, 392: 54, 393: 54, 394: 54, 395: 54,
         396: 54, 397: 54, 398: 54, 399: 54, 400: 54, 401: 54, 402: 54, 403: 54, 404: 54, 405: 54,
         406: 54, 407: 54, 408: 54, 409: 54, 410: 54, 411: 54, 412: 54, 413: 54, 414: 54, 415: 54,
-        416: 54, 417: 54, 453: 31, 454: 32, 455: 32, 456: 32, 670: 77, 671: 77, 672: 77}
+        416: 54, 417: 54, 418: 54, 419: 54, 497: 31, 498: 32, 499: 32, 500: 32, 719: 77, 720: 77,
+        721: 77}
