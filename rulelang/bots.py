@@ -420,7 +420,7 @@ class GreedyBot(Bot):
         base = Determiniser(self.game, state, self.seat).sample(self.rng)
         actions = state.legal_actions()
         mine = base.legal_actions()
-        if sorted(mine) != sorted(actions):
+        if mine != actions and sorted(mine) != sorted(actions):  # (equal lists: no sorting)
             # The seat's own options never depend on what it cannot see; if a rules file makes
             # them do so, judge on the true state rather than fail.
             base, mine = state.clone(), actions
