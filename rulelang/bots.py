@@ -544,11 +544,14 @@ class MCTSBot(Bot):
                 path.append((node, None))
                 continue
             actions = d.legal_actions()
-            untried = [k for k, a in enumerate(actions) if a not in node.children]
-            for a in actions:
-                c = node.children.get(a)
-                if c is not None:
-                    c.avail += 1
+            if node.children:
+                untried = [k for k, a in enumerate(actions) if a not in node.children]
+                for a in actions:
+                    c = node.children.get(a)
+                    if c is not None:
+                        c.avail += 1
+            else:  # (a new node: every action untried, none to count; a bid lists a thousand)
+                untried = range(len(actions))
             if untried:
                 k = untried[rng.randrange(len(untried))]
                 d.apply_index(k)
