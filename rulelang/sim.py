@@ -156,14 +156,16 @@ def make_record(
     digest_steps: list[int] | None = None,
     seats: Sequence[str] | None = None,
     final: bool = True,
+    num_players: int | None = None,
 ) -> dict[str, Any]:
     """The JSON game record of `state` (see DESIGN.md section 4).
 
     `digests[j]` is the digest after action `digest_steps[j]`; without `digest_steps` there is
     one digest per action. `final=False` leaves the scores and winners null, as for a game
-    that did not end (a game stopped by an error: partial_record).
+    that did not end (a game stopped by an error: partial_record). `state` None: a game whose
+    `new_game` failed, of `num_players` players, without actions.
     """
-    terminal = final and state.is_terminal()
+    terminal = final and state is not None and state.is_terminal()
     extra: dict[str, Any] = {}
     if digest_steps is not None:
         extra["digest_steps"] = list(digest_steps)
@@ -175,9 +177,9 @@ def make_record(
         "rules_digest": game.source_digest,
         "variant": variant,
         "params": dict(params or {}),
-        "players": state.num_players,
+        "players": state.num_players if state is not None else num_players,
         "seed": seed,
-        "actions": list(state.history),
+        "actions": list(state.history) if state is not None else [],
         "digests": list(digests),
         "scores": list(state.scores()) if terminal else None,
         "winners": list(state.winners()) if terminal else None,
@@ -192,14 +194,8 @@ def partial_record(game: Any, state: Any, num_players: int, seed: int | None,
     (after a fault the state is the one before the faulty action), scores and winners null.
     `state` is None when `new_game` itself failed: no actions. `kw`: make_record's."""
     if state is None:
-        base = {"digest_steps": []} if digest_steps is not None else {}
-        if kw.get("seats") is not None:
-            base["seats"] = list(kw["seats"])
-        return base | {
-            "rulelang_record": RECORD_VERSION, "file": kw.get("file"),
-            "rules_digest": game.source_digest, "variant": kw.get("variant"),
-            "params": dict(kw.get("params") or {}), "players": num_players, "seed": seed,
-            "actions": [], "digests": [], "scores": None, "winners": None}
+        return make_record(game, None, seed, [], digest_steps=None if digest_steps is None
+                           else [], final=False, num_players=num_players, **kw)
     digests, steps = list(digests), None if digest_steps is None else list(digest_steps)
     last = len(state.history) - 1
     if steps is not None and last >= 0 and (not steps or steps[-1] != last):
